@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install tau into .venv and run the quickstart example on the embedded default.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e .
+
+tau=".venv/bin/tau"
+"$tau" version

@@ -1,0 +1,3 @@
+from tau.cli.main import main
+
+main()

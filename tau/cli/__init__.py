@@ -1,0 +1,1 @@
+"""The `tau` command line: one module per public root, wired lazily by `main`."""

@@ -1,0 +1,29 @@
+"""Flags shared by cluster-touching commands, defined once so their help and env are uniform."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+
+def context_option() -> Any:
+    return typer.Option(
+        "",
+        "--context",
+        envvar="TAU_CONTEXT",
+        show_envvar=True,
+        help="Kubeconfig context (default: $TAU_CONTEXT, else the workspace connection's).",
+    )
+
+
+def namespace_option(help: str = "Workload namespace (default: from the workspace).") -> Any:
+    return typer.Option("", "-n", "--namespace", help=help)
+
+
+def workspace_option() -> Any:
+    return typer.Option(
+        "",
+        "--workspace",
+        help="TauWorkspace whose defaults and connection to use.",
+    )

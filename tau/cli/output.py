@@ -1,0 +1,74 @@
+"""Structured output shared by every command: `-o table|json|yaml`.
+
+Commands build plain data (dicts/lists of JSON-compatible values) and a table description;
+this module decides how it reaches the terminal so every verb behaves the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import Any
+
+import typer
+
+
+class Output(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+OUTPUT_OPTION_HELP = "Output format: table (human), json or yaml (stable, machine-readable)."
+
+
+def output_option(default: Output = Output.table) -> Any:
+    return typer.Option(default, "-o", "--output", help=OUTPUT_OPTION_HELP, case_sensitive=False)
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=False)
+
+
+def dump_yaml(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
+def print_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    title: str | None = None,
+) -> None:
+    """A kubectl-like borderless table (uppercase headers, no box)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(
+        box=box.SIMPLE_HEAD if title else None, title=title, show_edge=False, pad_edge=False
+    )
+    for column in columns:
+        table.add_column(column.upper(), overflow="fold")
+    for row in rows:
+        table.add_row(*("" if cell is None else str(cell) for cell in row))
+    Console(soft_wrap=True).print(table)
+
+
+def emit(
+    data: Any,
+    output: Output,
+    *,
+    table: Callable[[], None] | None = None,
+) -> None:
+    """Print `data` as json/yaml, or call `table` (defaults to json when none is given)."""
+    if output is Output.yaml:
+        sys.stdout.write(dump_yaml(data))
+    elif output is Output.json or table is None:
+        sys.stdout.write(dump_json(data) + "\n")
+    else:
+        table()
