@@ -9,5 +9,12 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet -e '.[all,test]'
 
 export PATH="$PWD/.venv/bin:$PATH"
+# Real parts the suites need (helm, Chromium, the local control plane): each script is
+# idempotent, caches outside the repository and fails loudly if its part cannot be installed.
+for setup in hack/setup/*.sh; do
+  [ -e "$setup" ] || continue
+  echo "== $setup"
+  "$setup"
+done
 ruff check .
 pytest "$@"
