@@ -1,0 +1,197 @@
+"""Every label, annotation, environment variable and condition name TauGrid writes or reads.
+
+A key spelled twice is a key that drifts: Kueue never admits a workload whose queue label
+is misspelled in one renderer. Each name is defined here once, grouped by the area that
+owns it. Add a section for a new area; keep existing names stable (they are a contract with
+clusters that already run TauGrid workloads).
+"""
+
+from __future__ import annotations
+
+# --- Tau metadata domain (rendering: tau/render) -------------------------------------------
+
+DOMAIN = "tau.azure.com/"
+
+# Ownership / identity labels.
+MANAGED_BY = DOMAIN + "managed-by"
+MANAGED_BY_VALUE = "tau"
+WORKSPACE = DOMAIN + "workspace"
+JOB = DOMAIN + "job"
+RUN = DOMAIN + "run"
+RUN_ID = DOMAIN + "run-id"
+WORKLOAD_KIND = DOMAIN + "workload-kind"
+SERVICE = DOMAIN + "service"
+DATASET = DOMAIN + "dataset"
+ONBOARDING_SMOKE = DOMAIN + "onboarding-smoke"
+
+# Ownership / identity annotations.
+NAMESPACE = DOMAIN + "namespace"
+WORKSPACE_ID = DOMAIN + "workspace-id"
+RESULT_SCOPE = DOMAIN + "result-scope"
+OWNER_NAME = DOMAIN + "owner-name"
+OWNER_KIND = DOMAIN + "owner-kind"
+DURABLE_ID = DOMAIN + "durable-id"
+DURABLE_ID_LEGACY = DOMAIN + "durable_id"
+CLUSTER_NAME = DOMAIN + "cluster-name"
+CONTROLLER_VERSION = DOMAIN + "controller-version"
+
+# Scheduling labels.
+TEAM = DOMAIN + "team"
+LANE = DOMAIN + "lane"
+SHAPE = DOMAIN + "shape"
+TOPOLOGY = DOMAIN + "topology"
+GPU_CLASS = DOMAIN + "gpu-class"
+PROFILE = DOMAIN + "profile"
+
+# Scheduling annotations.
+CLUSTER_QUEUE = DOMAIN + "cluster-queue"
+RESOURCE_FLAVOR = DOMAIN + "resource-flavor"
+POD_PRIORITY_CLASS = DOMAIN + "pod-priority-class"
+WORKLOAD_PRIORITY_CLASS = DOMAIN + "workload-priority-class"
+TAU_CLUSTER_GENERATION = DOMAIN + "tau-cluster-generation"
+WORKLOAD_PROFILE_SET_HASH = DOMAIN + "workload-profile-set-hash"
+WORKLOAD_PROFILE = DOMAIN + "workload-profile"
+
+# Topology labels carried by nodes (placement `same-network-domain` / `same-site`).
+NETWORK_DOMAIN = DOMAIN + "network-domain"
+SITE = DOMAIN + "site"
+
+# GPU.
+GPU_COUNT = DOMAIN + "gpu-count"
+GPU_SIZE = DOMAIN + "gpu-size"
+GPU_CONTRACT = DOMAIN + "gpu-contract"
+DRA_CLAIM_TEMPLATE = DOMAIN + "dra-claim-template"
+
+# Storage / results annotations.
+STORAGE_MOUNTS = DOMAIN + "storage-mounts"
+RESULT_PATH = DOMAIN + "result-path"
+RESULT_PVC = DOMAIN + "result-pvc"
+RESULT_ARTIFACTS = DOMAIN + "result-artifacts"
+RESULT_NOTE = DOMAIN + "result-note"
+ARTIFACT_URI = DOMAIN + "artifact-uri"
+CHECKPOINT_URI = DOMAIN + "checkpoint-uri"
+ARTIFACT_PUBLICATION = DOMAIN + "artifact-publication"
+ARTIFACT_PUBLICATION_ID = DOMAIN + "artifact-publication-id"
+CHECKPOINT_ARTIFACT = DOMAIN + "checkpoint-artifact"
+
+# Experiment / Stellar.
+EXPERIMENT = DOMAIN + "experiment"
+STELLAR_EXPERIMENT = DOMAIN + "stellar-experiment"
+STELLAR_GROUP = DOMAIN + "stellar-group"
+STELLAR_PROJECT = DOMAIN + "stellar-project"
+STELLAR_PREFIX = DOMAIN + "stellar-"
+EXPERIMENT_SOURCE = DOMAIN + "experiment-source"
+METRICS_SESSION_ID = DOMAIN + "metrics-session-id"
+CAPTURE_VERSION = DOMAIN + "capture-version"
+CAPTURE_VERSION_VALUE = "v1alpha1"
+STELLAR_EXPERIMENT_ID = DOMAIN + "stellar-experiment-id"
+STELLAR_EXPERIMENT_TITLE_RETIRED = DOMAIN + "stellar-experiment-title"  # never emitted
+STELLAR_GROUP_VALUE = DOMAIN + "stellar-group-value"
+STELLAR_PROJECT_VALUE = DOMAIN + "stellar-project-value"
+STELLAR_QUESTION = DOMAIN + "stellar-question"
+STELLAR_TAGS = DOMAIN + "stellar-tags"
+
+# Provenance annotations.
+CODE_SHA = DOMAIN + "code-sha"
+CONFIG_HASH = DOMAIN + "config-hash"
+IMAGE = DOMAIN + "image"
+IMAGE_DIGEST = DOMAIN + "image-digest"
+TAU_COMMAND = DOMAIN + "tau-command"
+SUBMISSION_ID = DOMAIN + "submission-id"
+PAYLOAD_DIGEST = DOMAIN + "payload-digest"
+MANIFEST_PAYLOAD_DIGEST = DOMAIN + "manifest-payload-digest"
+SCRIPT_PAYLOAD_DIGEST = DOMAIN + "script-payload-digest"
+SOURCE_PAYLOAD_DIGEST = DOMAIN + "source-payload-digest"
+
+# Execution.
+WORKLOADSPEC_EXECUTION = DOMAIN + "workloadspec-execution"
+
+# Pod-template annotations copied from the workload ("correlation" subset, plus every
+# stellar-* key).
+CORRELATION_ANNOTATIONS = (WORKSPACE_ID, RESULT_SCOPE, EXPERIMENT_SOURCE, METRICS_SESSION_ID)
+
+# --- Kueue ----------------------------------------------------------------------------------
+
+KUEUE_QUEUE_NAME = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+KUEUE_PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+KUEUE_PODSET_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+KUEUE_TOPOLOGY_ANNOTATIONS = (
+    KUEUE_PODSET_REQUIRED_TOPOLOGY,
+    KUEUE_PODSET_PREFERRED_TOPOLOGY,
+    KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY,
+)
+
+# --- KubeRay --------------------------------------------------------------------------------
+
+RAY_API_VERSION = "ray.io/v1"
+RAY_NODE_TYPE = "ray.io/node-type"
+RAY_CLUSTER = "ray.io/cluster"
+
+# --- Kubernetes / Azure well-known keys -----------------------------------------------------
+
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+AKS_NODE_MODE = "kubernetes.azure.com/mode"
+AZURE_WORKLOAD_IDENTITY_USE = "azure.workload.identity/use"
+NVIDIA_GPU = "nvidia.com/gpu"
+ADX_MON_SCRAPE = "adx-mon/scrape"
+ADX_MON_PORT = "adx-mon/port"
+
+# --- Environment contract of rendered workloads ---------------------------------------------
+
+ENV_PROFILE = "TAU_PROFILE"
+ENV_DATA_DIR = "TAU_DATA_DIR"
+ENV_HOT_DIR = "TAU_HOT_DIR"
+ENV_DATASETS_DIR = "TAU_DATASETS_DIR"
+ENV_CHECKPOINTS_DIR = "TAU_CHECKPOINTS_DIR"
+ENV_DURABLE_DATASETS_DIR = "TAU_DURABLE_DATASETS_DIR"
+ENV_DURABLE_CHECKPOINTS_DIR = "TAU_DURABLE_CHECKPOINTS_DIR"
+ENV_OUTPUT_DIR = "TAU_OUTPUT_DIR"
+ENV_OUTPUT_STAGING_DIR = "TAU_OUTPUT_STAGING_DIR"
+ENV_SCRIPT_B64 = "TAU_SCRIPT_B64"
+ENV_SCRIPT_SRC = "TAU_SCRIPT_SRC"
+ENV_PAYLOAD_B64 = "TAU_PAYLOAD_B64"
+ENV_PAYLOAD_DIGEST = "TAU_PAYLOAD_DIGEST"
+ENV_PAYLOAD_TARGET_DIR = "TAU_PAYLOAD_TARGET_DIR"
+ENV_DIST_BACKEND = "TAU_DIST_BACKEND"
+ENV_NUM_WORKERS = "TAU_NUM_WORKERS"
+ENV_WORLD_SIZE = "TAU_WORLD_SIZE"
+ENV_RAY_TRAIN_CONFIG_JSON = "TAU_RAY_TRAIN_CONFIG_JSON"
+ENV_TUNE_TRAIN_PATH = "TAU_TUNE_TRAIN_PATH"
+ENV_TUNE_TRAIN_MODULE = "TAU_TUNE_TRAIN_MODULE"
+ENV_TUNE_METRIC = "TAU_TUNE_METRIC"
+ENV_TUNE_MODE = "TAU_TUNE_MODE"
+ENV_TUNE_NUM_SAMPLES = "TAU_TUNE_NUM_SAMPLES"
+ENV_TUNE_MAX_CONCURRENT_TRIALS = "TAU_TUNE_MAX_CONCURRENT_TRIALS"
+ENV_TUNE_PARAM_SPACE = "TAU_TUNE_PARAM_SPACE"
+ENV_METRICS_READY_FILE = "TAU_METRICS_READY_FILE"
+ENV_METRICS_DONE_FILE = "TAU_METRICS_DONE_FILE"
+ENV_METRICS_SESSION_ID = "TAU_METRICS_SESSION_ID"
+
+# Retry / resume: the only TAU_ names a user may set in runtime.env.
+ENV_RESUME_FROM = "TAU_RESUME_FROM"
+ENV_RETRY_ATTEMPT = "TAU_RETRY_ATTEMPT"
+ENV_RETRY_MAX = "TAU_RETRY_MAX"
+ENV_RETRY_REASON = "TAU_RETRY_REASON"
+USER_SETTABLE_TAU_ENV = (ENV_RESUME_FROM, ENV_RETRY_ATTEMPT, ENV_RETRY_MAX, ENV_RETRY_REASON)
+TAU_ENV_PREFIX = "TAU_"
+
+# Distributed launchers (set by Tau, reserved in runtime.env).
+ENV_MASTER_ADDR = "MASTER_ADDR"
+ENV_MASTER_PORT = "MASTER_PORT"
+ENV_JOB_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+ENV_OMP_NUM_THREADS = "OMP_NUM_THREADS"
+NCCL_ENV_PREFIX = "NCCL_"
+
+# --- Environment read by the CLI ------------------------------------------------------------
+
+ENV_CONTEXT = "TAU_CONTEXT"
+ENV_CONFIG_DIR = "TAU_CONFIG_DIR"
+ENV_TEAM = "TAU_TEAM"
+ENV_METRICS_OFFLOAD_IMAGE = "TAU_METRICS_OFFLOAD_IMAGE"
+ENV_METRICS_OFFLOAD_OUT = "TAU_METRICS_OFFLOAD_OUT"
+ENV_METRICS_OFFLOAD_SOURCE = "TAU_METRICS_OFFLOAD_SOURCE"
+ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT = "TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT"
+ENV_METRICS_OFFLOAD_INTERVAL = "TAU_METRICS_OFFLOAD_INTERVAL"
