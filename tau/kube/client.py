@@ -1,0 +1,332 @@
+"""A small, dict-in/dict-out client for one kubeconfig context.
+
+Built on the official `kubernetes` package's configuration loading (exec plugins, client
+certificates, tokens, KUBECONFIG merging) and its HTTP transport, but speaking plain JSON
+dicts for every type so callers need no per-kind model classes. The `kubernetes` import
+happens on first use, keeping offline commands fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tau.kube.errors import (
+    AccessError,
+    AuthorizationError,
+    ConflictError,
+    InvalidError,
+    KubeError,
+    NotFoundError,
+    UnavailableError,
+)
+from tau.kube.resources import SELF_SUBJECT_ACCESS_REVIEWS, Resource
+
+DEFAULT_TIMEOUT_SECONDS = 15.0
+
+PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+}
+
+
+@dataclass(frozen=True)
+class AccessReview:
+    """The answer of one SelfSubjectAccessReview."""
+
+    allowed: bool
+    reason: str = ""
+
+
+class KubeClient:
+    """Talks to the API server named by `context` in `kubeconfig`.
+
+    `kubeconfig=None` follows the usual rules (`$KUBECONFIG`, else ~/.kube/config);
+    `context=""` uses the kubeconfig's current context.
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        context: str = "",
+        *,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        self.kubeconfig = str(kubeconfig) if kubeconfig else None
+        self.context = context
+        self.timeout = timeout
+        self._api_client: Any = None
+        self.host = ""
+
+    @property
+    def target(self) -> str:
+        where = f'context "{self.context}"' if self.context else "the current context"
+        if self.kubeconfig:
+            where += f" of kubeconfig {self.kubeconfig}"
+        return where
+
+    def _client(self) -> Any:
+        if self._api_client is None:
+            self._api_client = self._load()
+        return self._api_client
+
+    def _load(self) -> Any:
+        from kubernetes import client, config
+        from kubernetes.config.config_exception import ConfigException
+
+        if self.kubeconfig:
+            for part in self.kubeconfig.split(os.pathsep):
+                if part and not Path(part).is_file():
+                    raise AccessError(
+                        f"kubeconfig {part} does not exist or is not a file",
+                        hint="check the path, or rerun `tau workspace connection` to rebuild it",
+                    )
+        configuration = client.Configuration()
+        try:
+            config.load_kube_config(
+                config_file=self.kubeconfig,
+                context=self.context or None,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+        except ConfigException as error:
+            raise AccessError(
+                f"cannot load {self.target}: {_first_line(str(error))}",
+                hint="check the context name with `kubectl config get-contexts`",
+            ) from None
+        except (OSError, ValueError, TypeError) as error:
+            raise AccessError(
+                f"cannot load {self.target}: {type(error).__name__}",
+                hint="the kubeconfig is unreadable or malformed",
+            ) from None
+        configuration.retries = 1
+        self.host = configuration.host
+        return client.ApiClient(configuration=configuration)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        """One API call; returns the decoded JSON body or raises a `KubeError`."""
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
+        api = self._client()
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type
+        try:
+            _, url, headers, serialized, _ = api.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=query or [],
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            response = api.call_api(
+                method, url, header_params=headers, body=serialized, _request_timeout=self.timeout
+            )
+            response.read()
+        except ApiException as error:
+            raise AccessError(
+                f"cannot {what} on {self.target}: TLS or transport failure talking to {self.host}",
+                hint=_first_line(str(error.reason or "")),
+            ) from None
+        except (urllib3.exceptions.HTTPError, OSError) as error:
+            raise UnavailableError(
+                f"cannot {what}: API server {self.host} ({self.target}) did not answer "
+                f"({type(error).__name__})",
+                hint="check the cluster is running and reachable from this machine",
+            ) from None
+        status = response.status
+        data = response.data or b""
+        if 200 <= status < 300:
+            return json.loads(data) if data else {}
+        raise _translate(status, data, what=what, target=self.target, host=self.host)
+
+    def get(
+        self, resource: Resource, name: str, namespace: str = "", subresource: str = ""
+    ) -> dict[str, Any]:
+        return self.request(
+            "GET",
+            resource.path(namespace, name, subresource),
+            what=_describe("get", resource, name, namespace),
+        )
+
+    def get_or_none(
+        self, resource: Resource, name: str, namespace: str = ""
+    ) -> dict[str, Any] | None:
+        """Like `get`, but a missing object (not a missing API type) is `None`."""
+        try:
+            return self.get(resource, name, namespace)
+        except NotFoundError as error:
+            if error.resource_missing:
+                raise
+            return None
+
+    def list(
+        self,
+        resource: Resource,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[dict[str, Any]]:
+        query = []
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        result = self.request(
+            "GET",
+            resource.path(namespace),
+            what=_describe("list", resource, "", namespace),
+            query=query,
+        )
+        return list(result.get("items") or [])
+
+    def create(
+        self, resource: Resource, obj: dict[str, Any], namespace: str = "", *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Create `obj`; `dry_run=True` asks the server to validate and admit without persisting."""
+        namespace = namespace or obj.get("metadata", {}).get("namespace", "")
+        name = obj.get("metadata", {}).get("name", "")
+        return self.request(
+            "POST",
+            resource.path(namespace),
+            what=_describe("create", resource, name, namespace),
+            query=[("dryRun", "All")] if dry_run else [],
+            body=obj,
+        )
+
+    def patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Any,
+        namespace: str = "",
+        *,
+        subresource: str = "",
+        patch_type: str = "merge",
+    ) -> dict[str, Any]:
+        """Patch an object or a subresource such as `status` (merge, json or strategic)."""
+        return self.request(
+            "PATCH",
+            resource.path(namespace, name, subresource),
+            what=_describe("patch", resource, name, namespace, subresource),
+            body=patch,
+            content_type=PATCH_CONTENT_TYPES[patch_type],
+        )
+
+    def delete(
+        self, resource: Resource, name: str, namespace: str = "", *, ignore_missing: bool = False
+    ) -> dict[str, Any] | None:
+        try:
+            return self.request(
+                "DELETE",
+                resource.path(namespace, name),
+                what=_describe("delete", resource, name, namespace),
+            )
+        except NotFoundError as error:
+            if ignore_missing and not error.resource_missing:
+                return None
+            raise
+
+    def can_i(
+        self,
+        verb: str,
+        resource: str,
+        *,
+        group: str = "",
+        namespace: str = "",
+        subresource: str = "",
+        name: str = "",
+    ) -> AccessReview:
+        """Ask the API server whether the caller may do `verb` (a SelfSubjectAccessReview)."""
+        attributes = {"verb": verb, "resource": resource, "group": group}
+        for key, value in (("namespace", namespace), ("subresource", subresource), ("name", name)):
+            if value:
+                attributes[key] = value
+        review = {
+            "apiVersion": SELF_SUBJECT_ACCESS_REVIEWS.api_version,
+            "kind": SELF_SUBJECT_ACCESS_REVIEWS.kind,
+            "spec": {"resourceAttributes": attributes},
+        }
+        result = self.create(SELF_SUBJECT_ACCESS_REVIEWS, review)
+        status = result.get("status") or {}
+        return AccessReview(bool(status.get("allowed")), str(status.get("reason") or ""))
+
+    def close(self) -> None:
+        if self._api_client is not None:
+            self._api_client.close()
+            self._api_client = None
+
+
+def _describe(verb: str, resource: Resource, name: str, namespace: str, sub: str = "") -> str:
+    text = f"{verb} {resource.display}"
+    if name:
+        text += f' "{name}"'
+    if sub:
+        text += f" ({sub})"
+    if namespace and resource.namespaced:
+        text += f' in namespace "{namespace}"'
+    return text
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:limit]
+
+
+def _translate(status: int, data: bytes, *, what: str, target: str, host: str) -> KubeError:
+    """Map an HTTP failure to the typed error naming its layer."""
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    message = _first_line(str(body.get("message") or data.decode("utf-8", "replace")))
+    details = body.get("details") or {}
+    if status == 401:
+        return AccessError(
+            f"cannot {what}: the API server rejected the credentials of {target}",
+            hint="sign in again or refresh the kubeconfig credentials",
+            status=status,
+        )
+    if status == 403:
+        return AuthorizationError(
+            f"cannot {what}: forbidden ({message})",
+            hint="ask the platform operator for the workspace role",
+            status=status,
+        )
+    if status == 404:
+        missing_type = not details.get("name")
+        if missing_type:
+            return NotFoundError(
+                f"cannot {what}: the API type is not served by {host} ({message})",
+                hint="is TauGrid (and its CRDs) installed on this cluster?",
+                resource_missing=True,
+                status=status,
+            )
+        return NotFoundError(f"cannot {what}: it does not exist", status=status)
+    if status == 409:
+        return ConflictError(f"cannot {what}: {message}", status=status)
+    if status in (400, 422):
+        return InvalidError(
+            f"cannot {what}: the API server rejected it: {message}",
+            owner="whoever authored the object",
+            status=status,
+        )
+    return UnavailableError(f"cannot {what}: HTTP {status} from {host}: {message}", status=status)

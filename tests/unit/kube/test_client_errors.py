@@ -1,0 +1,162 @@
+"""Every API-server failure is one typed error naming its layer, never credential bytes."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from tau.kube import (
+    AccessError,
+    AuthorizationError,
+    ConflictError,
+    InvalidError,
+    KubeClient,
+    NotFoundError,
+    UnavailableError,
+)
+from tau.kube.resources import PODS, TAU_WORKSPACES
+
+WS_PATH = "/apis/tau.azure.com/v1alpha1/namespaces/tau-system/workspaces/research"
+
+
+def status_body(code: int, reason: str, message: str, name: str = "") -> dict:
+    details = {"name": name, "group": "tau.azure.com", "kind": "workspaces"} if name else None
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code}
+    body.update(reason=reason, message=message)
+    if details:
+        body["details"] = details
+    return body
+
+
+def test_get_returns_the_decoded_object_and_sends_the_bearer_token(scripted):
+    script, kubeconfig = scripted
+    script.answer("GET", WS_PATH, 200, {"kind": "TauWorkspace", "metadata": {"name": "research"}})
+    client = KubeClient(kubeconfig, "stand-in")
+    obj = client.get(TAU_WORKSPACES, "research", "tau-system")
+    assert obj["metadata"]["name"] == "research"
+    method, _, headers, _ = script.requests[-1]
+    assert method == "GET"
+    assert headers["Authorization"] == "Bearer s3cr3t-token-value"
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "error_type", "layer"),
+    [
+        (401, "Unauthorized", AccessError, "access"),
+        (403, "Forbidden", AuthorizationError, "authorization"),
+        (404, "NotFound", NotFoundError, "not found"),
+        (409, "AlreadyExists", ConflictError, "conflict"),
+        (422, "Invalid", InvalidError, "validation"),
+        (503, "ServiceUnavailable", UnavailableError, "apiserver unavailable"),
+    ],
+)
+def test_http_failures_become_typed_errors_naming_the_layer(
+    scripted, status, reason, error_type, layer
+):
+    script, kubeconfig = scripted
+    script.answer("GET", WS_PATH, status, status_body(status, reason, "nope", name="research"))
+    with pytest.raises(error_type) as caught:
+        KubeClient(kubeconfig, "stand-in").get(TAU_WORKSPACES, "research", "tau-system")
+    line = caught.value.one_line()
+    assert line.startswith(f"{layer}: ")
+    assert 'workspaces.tau.azure.com "research"' in line
+    assert "\n" not in line
+    assert "s3cr3t" not in line
+    assert caught.value.owner
+
+
+def test_a_missing_api_type_is_distinguished_from_a_missing_object(scripted):
+    script, kubeconfig = scripted
+    client = KubeClient(kubeconfig, "stand-in")
+    with pytest.raises(NotFoundError) as caught:
+        client.get_or_none(TAU_WORKSPACES, "research", "tau-system")
+    assert caught.value.resource_missing
+    assert "TauGrid" in caught.value.one_line()
+
+    script.answer("GET", WS_PATH, 404, status_body(404, "NotFound", "x", name="research"))
+    assert client.get_or_none(TAU_WORKSPACES, "research", "tau-system") is None
+
+
+def test_delete_can_ignore_a_missing_object(scripted):
+    script, kubeconfig = scripted
+    script.answer("DELETE", WS_PATH, 404, status_body(404, "NotFound", "x", name="research"))
+    client = KubeClient(kubeconfig, "stand-in")
+    assert client.delete(TAU_WORKSPACES, "research", "tau-system", ignore_missing=True) is None
+    with pytest.raises(NotFoundError):
+        client.delete(TAU_WORKSPACES, "research", "tau-system")
+
+
+def test_create_dry_run_and_status_patch_use_the_server_side_conventions(scripted):
+    script, kubeconfig = scripted
+    collection = "/apis/tau.azure.com/v1alpha1/namespaces/tau-system/workspaces"
+    script.answer("POST", collection, 201, {"metadata": {"name": "research"}})
+    script.answer("PATCH", WS_PATH + "/status", 200, {"status": {"phase": "Ready"}})
+    client = KubeClient(kubeconfig, "stand-in")
+    obj = {"metadata": {"name": "research", "namespace": "tau-system"}}
+    client.create(TAU_WORKSPACES, obj, dry_run=True)
+    _, path, _, body = script.requests[-1]
+    assert path.endswith("?dryRun=All")
+    assert json.loads(body) == obj
+    client.patch(
+        TAU_WORKSPACES,
+        "research",
+        {"status": {"phase": "Ready"}},
+        "tau-system",
+        subresource="status",
+    )
+    _, path, headers, _ = script.requests[-1]
+    assert path == WS_PATH + "/status"
+    assert headers["Content-Type"] == "application/merge-patch+json"
+
+
+def test_can_i_posts_a_self_subject_access_review(scripted):
+    script, kubeconfig = scripted
+    script.answer(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        201,
+        {"status": {"allowed": False, "reason": "no RBAC policy matched"}},
+    )
+    review = KubeClient(kubeconfig, "stand-in").can_i(
+        "create", "rayjobs", group="ray.io", namespace="research"
+    )
+    assert not review.allowed
+    assert review.reason == "no RBAC policy matched"
+    sent = json.loads(script.requests[-1][3])
+    assert sent["spec"]["resourceAttributes"] == {
+        "verb": "create",
+        "resource": "rayjobs",
+        "group": "ray.io",
+        "namespace": "research",
+    }
+
+
+def test_an_unknown_context_is_an_access_error_naming_it(scripted):
+    _, kubeconfig = scripted
+    with pytest.raises(AccessError) as caught:
+        KubeClient(kubeconfig, "no-such-context").list(PODS, "default")
+    assert '"no-such-context"' in caught.value.one_line()
+
+
+def test_a_missing_kubeconfig_file_is_an_access_error(tmp_path):
+    with pytest.raises(AccessError) as caught:
+        KubeClient(tmp_path / "absent", "x").list(PODS, "default")
+    assert "does not exist" in caught.value.one_line()
+
+
+def test_a_silent_port_is_reported_as_apiserver_unavailable(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: abc}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    with pytest.raises(UnavailableError) as caught:
+        KubeClient(kubeconfig, "x", timeout=2).list(PODS, "default")
+    assert caught.value.one_line().startswith("apiserver unavailable: ")
