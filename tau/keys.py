@@ -253,3 +253,12 @@ COND_APPROVED = "Approved"
 COND_QUOTA_MUTATED = "QuotaMutated"
 # Condition reasons the CLI interprets (the rest live with the reconcilers).
 REASON_ADDITIONAL_WORKSPACE_BLOCKED = "AdditionalWorkspaceBlocked"
+
+# --- Infrastructure (infra/: Pulumi components) ----------------------------------------------
+
+AKS_GPU_SKU = "aks.azure.com/gpu-sku"
+AKS_AGENTPOOL = "kubernetes.azure.com/agentpool"
+KUBERNETES_OS = "kubernetes.io/os"
+# pulumi-kubernetes await annotations on objects it has no built-in readiness for (>= 4.18).
+PULUMI_WAIT_FOR = "pulumi.com/waitFor"
+PULUMI_TIMEOUT_SECONDS = "pulumi.com/timeoutSeconds"
