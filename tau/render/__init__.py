@@ -1,0 +1,47 @@
+"""Pure rendering: a resolved `RunIntent` becomes the Kubernetes objects the platform expects.
+
+Nothing here reads files, the clock or a cluster; the same intent always renders the same
+objects, which is what makes golden tests and config hashes meaningful.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.render.errors import RenderError
+from tau.render.intent import RunIntent
+from tau.render.job import render_job
+from tau.render.rayjob import render_rayjob
+
+__all__ = ["RenderError", "RunIntent", "redact_secrets", "render"]
+
+
+def render(intent: RunIntent) -> list[dict[str, Any]]:
+    """Objects in creation order (a headless Service precedes a multi-node Job)."""
+    if intent.engine == "rayjob":
+        return render_rayjob(intent)
+    return render_job(intent)
+
+
+def redact_secrets(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Client dry-run output: secretKeyRef names and keys become `<redacted>`.
+
+    Which Secret feeds a workload is itself sensitive (it names credentials), so the
+    printed manifest shows only that a secret reference exists.
+    """
+    from tau.render.meta import REDACTED
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key == "secretKeyRef" and isinstance(value, dict):
+                    out[key] = {**value, "name": REDACTED, "key": REDACTED}
+                else:
+                    out[key] = walk(value)
+            return out
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return [walk(obj) for obj in objects]

@@ -1,0 +1,51 @@
+"""The RayJob payload: the entrypoint (and Tune driver) shipped inside the object.
+
+Files travel as one deterministic JSON envelope, base64-encoded in an init container's env
+and unpacked into /script; its SHA-256 is both verified at unpack time and stamped as
+`tau.azure.com/payload-digest`, so a resumed run can tell whether the code changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass
+
+from tau.render.errors import RenderError
+
+PAYLOAD_MAX_BYTES = 64 * 1024
+
+# Runs in the workload image with only the standard library.
+DECODER = (
+    "import base64,hashlib,json,os,sys\n"
+    "raw=base64.b64decode(os.environ['TAU_PAYLOAD_B64'])\n"
+    "if hashlib.sha256(raw).hexdigest()!=os.environ['TAU_PAYLOAD_DIGEST']:\n"
+    "    sys.exit('tau-payload: digest mismatch; the RayJob was modified after rendering')\n"
+    "target=os.environ['TAU_PAYLOAD_TARGET_DIR']\n"
+    "for item in json.loads(raw)['files']:\n"
+    "    with open(os.path.join(target,item['name']),'wb') as handle:\n"
+    "        handle.write(base64.b64decode(item['data']))\n"
+)
+
+
+@dataclass(frozen=True)
+class Payload:
+    encoded: str
+    digest: str
+
+
+def build_payload(files: dict[str, bytes]) -> Payload:
+    envelope = {
+        "version": 1,
+        "files": [
+            {"name": name, "data": base64.b64encode(files[name]).decode()} for name in sorted(files)
+        ],
+    }
+    raw = json.dumps(envelope, sort_keys=True, separators=(",", ":")).encode()
+    if len(raw) > PAYLOAD_MAX_BYTES:
+        raise RenderError(
+            f"RayJob payload is {len(raw)} bytes encoded; maximum is {PAYLOAD_MAX_BYTES}",
+            hint="keep the entrypoint small and bake dependencies into the image",
+        )
+    return Payload(base64.b64encode(raw).decode(), hashlib.sha256(raw).hexdigest())

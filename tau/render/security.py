@@ -1,0 +1,91 @@
+"""`runtime.security.mode: restricted`: the Kubernetes Restricted Pod Security profile.
+
+Namespaces enforcing `pod-security.kubernetes.io/enforce: restricted` reject any pod that
+misses one field, so the fields are applied to the pod and to every init, main and sidecar
+container Tau generates; a profile that needs root or extra privileges cannot be honoured
+and fails rendering instead of failing admission later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.render.errors import PLATFORM, RenderError
+from tau.render.intent import Placement
+
+DEFAULT_UID = 65532
+DEFAULT_GID = 65532
+_SECCOMP = {"type": "RuntimeDefault"}
+
+
+def check_restricted(placement: Placement) -> None:
+    problems = []
+    if placement.run_as_user == 0:
+        problems.append("runs as root (runAsUser: 0)")
+    if placement.run_as_group == 0:
+        problems.append("runs with group root (runAsGroup: 0)")
+    if placement.privileged:
+        problems.append("requests privileged containers")
+    if placement.allow_privilege_escalation:
+        problems.append("allows privilege escalation")
+    if placement.add_capabilities:
+        problems.append(f"adds capabilities {', '.join(placement.add_capabilities)}")
+    if problems:
+        raise RenderError(
+            f"runtime.security.mode: restricted cannot be honoured: workload profile "
+            f"{placement.profile or '(none)'} {'; '.join(problems)}",
+            hint="select a profile without root/privileged settings or remove "
+            "runtime.security.mode",
+            owner=PLATFORM,
+        )
+
+
+def pod_security_context(placement: Placement) -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": placement.run_as_user or DEFAULT_UID,
+        "runAsGroup": placement.run_as_group or DEFAULT_GID,
+        "seccompProfile": dict(_SECCOMP),
+    }
+
+
+def container_security_context(placement: Placement) -> dict[str, Any]:
+    return {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "privileged": False,
+        "runAsNonRoot": True,
+        "runAsUser": placement.run_as_user or DEFAULT_UID,
+        "runAsGroup": placement.run_as_group or DEFAULT_GID,
+        "seccompProfile": dict(_SECCOMP),
+    }
+
+
+def apply_restricted(pod_spec: dict[str, Any], placement: Placement) -> None:
+    """Stamp the restricted fields onto a finished pod spec (every container kind)."""
+    check_restricted(placement)
+    pod_spec["securityContext"] = pod_security_context(placement)
+    for kind in ("initContainers", "containers"):
+        for container in pod_spec.get(kind, []):
+            container["securityContext"] = container_security_context(placement)
+
+
+def profile_security(pod_spec: dict[str, Any], placement: Placement) -> None:
+    """Outside restricted mode, carry over only what the profile explicitly asks for."""
+    context: dict[str, Any] = {}
+    if placement.run_as_user is not None:
+        context["runAsUser"] = placement.run_as_user
+    if placement.run_as_group is not None:
+        context["runAsGroup"] = placement.run_as_group
+    if context:
+        pod_spec["securityContext"] = context
+    extra: dict[str, Any] = {}
+    if placement.privileged:
+        extra["privileged"] = True
+    if placement.allow_privilege_escalation is not None:
+        extra["allowPrivilegeEscalation"] = placement.allow_privilege_escalation
+    if placement.add_capabilities:
+        extra["capabilities"] = {"add": list(placement.add_capabilities)}
+    if extra:
+        for container in pod_spec.get("containers", []):
+            container["securityContext"] = dict(extra)
