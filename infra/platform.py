@@ -1,0 +1,94 @@
+"""TauGridPlatform: installs `charts/taugrid` onto any Kubernetes provider.
+
+AKS stacks hand it the provider built from the new cluster's kubeconfig; the `dev` stack hands
+it one for an existing context. Either way the install is one Helm release named `taugrid` in
+`tau-system`, the same release `tau cluster install|validate|uninstall` find and manage, and it
+waits for the release's workloads to become ready so dependents (the bootstrap workspace) are
+ordered after a platform that actually runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra.platform_values import RELEASE_NAME, SYSTEM_NAMESPACE
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+INSTALL_TIMEOUT_SECONDS = 20 * 60
+
+
+def is_repository_chart(chart: str) -> bool:
+    return "://" in chart
+
+
+def chart_reference(chart: str) -> str:
+    """A repository reference unchanged; a checkout path relative to the working directory.
+
+    Relative, because the path is stored in the release's inputs: an absolute path would make
+    every operator's checkout location show up as a diff.
+    """
+    if is_repository_chart(chart):
+        return chart
+    return os.path.relpath(PROJECT_ROOT / chart)
+
+
+@dataclass(frozen=True)
+class TauGridPlatformArgs:
+    provider: k8s.Provider
+    values: pulumi.Input[dict]
+    chart: str = "charts/taugrid"
+    version: str | None = None
+    """Used for repository charts only; a checkout chart carries its version in Chart.yaml."""
+    precreate_namespaces: tuple[str, ...] = ()
+    """Namespaces the chart renders namespaced RBAC into (the lifecycle recorder's target)."""
+    depends_on: list[pulumi.Resource] = field(default_factory=list)
+
+
+class TauGridPlatform(pulumi.ComponentResource):
+    release_name: pulumi.Output[str]
+    namespace: pulumi.Output[str]
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self, name: str, args: TauGridPlatformArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("taugrid:infra:TauGridPlatform", name, None, opts)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+
+        namespaces = [
+            k8s.core.v1.Namespace(
+                f"{name}-namespace-{namespace}",
+                metadata={"name": namespace},
+                # A workspace namespace holds researchers' workloads: removing it from the stack
+                # must never delete it (the workspace lifecycle owns that decision).
+                opts=pulumi.ResourceOptions.merge(
+                    on_cluster,
+                    pulumi.ResourceOptions(depends_on=args.depends_on, retain_on_delete=True),
+                ),
+            )
+            for namespace in args.precreate_namespaces
+        ]
+
+        repository = is_repository_chart(args.chart)
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=RELEASE_NAME,
+            namespace=SYSTEM_NAMESPACE,
+            create_namespace=True,
+            chart=chart_reference(args.chart),
+            version=args.version if repository else None,
+            dependency_update=repository,
+            values=args.values,
+            timeout=INSTALL_TIMEOUT_SECONDS,
+            opts=pulumi.ResourceOptions.merge(
+                on_cluster, pulumi.ResourceOptions(depends_on=[*args.depends_on, *namespaces])
+            ),
+        )
+        self.release_name = self.release.name
+        self.namespace = self.release.namespace
+        self.register_outputs({"release_name": self.release_name, "namespace": self.namespace})

@@ -1,0 +1,191 @@
+"""The values document the platform install hands to `charts/taugrid`, built from typed inputs.
+
+It is the Terraform root's generated `taugrid-values.yaml`, but as data: every key comes from a
+typed field, so a GPU class with a colon or a client ID with a quote cannot corrupt the
+document the way a text template can. Pure functions; no Pulumi types.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tau import keys
+
+SYSTEM_NAMESPACE = "tau-system"
+RELEASE_NAME = "taugrid"
+LOCAL_QUEUE = "jobqueue"
+PORTAL_SERVICE_ACCOUNT = "tau-portal"
+PORTAL_SERVICE = "tau-portal"
+RECORDER_SERVICE_ACCOUNT = "tau-lifecycle-recorder"
+ADX_MON_NAMESPACE = "adx-mon"
+ADX_METRICS_DATABASE = "Metrics"
+LIFECYCLE_TABLE = "TauExpRunLifecycle"
+GPU_RESOURCE = keys.NVIDIA_GPU
+GPU_TAINT = {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
+DCGM_SOURCE_EXPORTER = "exporter"
+
+
+@dataclass(frozen=True)
+class GpuQueue:
+    """The GPU pool as the baseline queue and GPU monitoring see it."""
+
+    flavor_name: str
+    monitoring_sku_name: str
+    gpu_class: str
+    gpu_series: str
+    vm_size: str
+    count_per_node: int
+    quota: int
+    dcgm_exporter_url: str | None
+    """Set when this stack installs the DCGM exporter (self_managed); None keeps the chart's
+    host-local default (AKS managed GPU experience)."""
+
+
+@dataclass(frozen=True)
+class AdxWiring:
+    endpoint: str
+    portal_client_id: str
+    recorder_client_id: str | None
+    """Set when the lifecycle recorder is enabled."""
+
+
+@dataclass(frozen=True)
+class PlatformValues:
+    cluster_name: str
+    workspace_namespace: str
+    gpu: GpuQueue | None = None
+    adx: AdxWiring | None = None
+    bootstrap_workspace: str | None = None
+    overrides: Mapping[str, Any] | None = None
+
+
+def taugrid_values(inputs: PlatformValues) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "components": {"gpuMonitoring": {"enabled": inputs.gpu is not None}},
+        "baselineQueue": {"gpu": _queue_gpu(inputs.gpu)},
+        "tau-core-controller": {
+            "tauCluster": {"defaultWorkloadProfileNamespace": inputs.workspace_namespace}
+        },
+        "taugrid-core": {"portal": _portal(inputs)},
+    }
+    if inputs.adx is not None and inputs.adx.recorder_client_id is not None:
+        values["taugrid-core"]["lifecycleRecorder"] = _lifecycle_recorder(
+            inputs, inputs.adx.endpoint, inputs.adx.recorder_client_id
+        )
+    if inputs.gpu is not None:
+        values["gpu-monitoring"] = _gpu_monitoring(inputs.gpu)
+    return deep_merge(values, inputs.overrides or {})
+
+
+def _queue_gpu(gpu: GpuQueue | None) -> dict[str, Any]:
+    if gpu is None:
+        return {"enabled": False}
+    return {
+        "enabled": True,
+        "flavors": [
+            {
+                "name": gpu.flavor_name,
+                "nodeLabels": {
+                    keys.KUBERNETES_OS: "linux",
+                    keys.AKS_GPU_SKU: gpu.monitoring_sku_name,
+                    keys.GPU_CLASS: gpu.gpu_class,
+                    keys.KUEUE_GPU_SERIES: gpu.gpu_series,
+                },
+                "nodeTaints": [dict(GPU_TAINT)],
+                "tolerations": [],
+                # Kueue quotas are quantities: the chart renders them as quoted strings.
+                "resources": [{"name": GPU_RESOURCE, "nominalQuota": str(gpu.quota)}],
+            }
+        ],
+    }
+
+
+def _portal(inputs: PlatformValues) -> dict[str, Any]:
+    service_account: dict[str, Any] = {"create": True, "name": PORTAL_SERVICE_ACCOUNT}
+    portal: dict[str, Any] = {
+        "enabled": True,
+        "workloadNamespace": inputs.workspace_namespace,
+        "source": "kusto",
+        "cluster": inputs.cluster_name,
+        "serviceAccount": service_account,
+        "rbac": {"create": True},
+        "access": {"mode": "cluster-internal", "externalURL": ""},
+    }
+    if inputs.adx is not None:
+        service_account["annotations"] = {
+            keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: inputs.adx.portal_client_id
+        }
+    if inputs.bootstrap_workspace is not None:
+        portal["jobs"] = {
+            "scopeMode": "operator",
+            "operatorScopes": [
+                {
+                    "team": inputs.bootstrap_workspace,
+                    "namespace": inputs.workspace_namespace,
+                    "localQueue": LOCAL_QUEUE,
+                }
+            ],
+        }
+    if inputs.adx is not None:
+        portal["kusto"] = {
+            "endpoint": inputs.adx.endpoint,
+            "database": ADX_METRICS_DATABASE,
+            "ingestion": "remote-write",
+        }
+        if inputs.adx.recorder_client_id is not None:
+            portal["runHistory"] = {"enabled": True, "table": LIFECYCLE_TABLE}
+    return portal
+
+
+def _lifecycle_recorder(
+    inputs: PlatformValues, endpoint: str, recorder_client_id: str
+) -> dict[str, Any]:
+    return {
+        "enabled": True,
+        "targetNamespace": inputs.workspace_namespace,
+        "cluster": inputs.cluster_name,
+        "kusto": {
+            "endpoint": endpoint,
+            "database": ADX_METRICS_DATABASE,
+            "table": LIFECYCLE_TABLE,
+        },
+        "schemaManagement": {"enabled": True, "namespace": ADX_MON_NAMESPACE},
+        "workloadIdentity": {"enabled": True},
+        "serviceAccount": {
+            "create": True,
+            "name": RECORDER_SERVICE_ACCOUNT,
+            "annotations": {keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: recorder_client_id},
+        },
+        "rbac": {"create": True},
+    }
+
+
+def _gpu_monitoring(gpu: GpuQueue) -> dict[str, Any]:
+    monitoring: dict[str, Any] = {
+        "gpuSkus": {
+            gpu.monitoring_sku_name: {
+                "instanceTypes": [gpu.vm_size],
+                "num_gpus": gpu.count_per_node,
+            }
+        }
+    }
+    if gpu.dcgm_exporter_url is not None:
+        monitoring["dcgmHealth"] = {
+            "source": DCGM_SOURCE_EXPORTER,
+            "exporterUrl": gpu.dcgm_exporter_url,
+        }
+    return monitoring
+
+
+def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's rule for layered values files: maps merge key by key, anything else replaces."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in overlay.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
