@@ -1,0 +1,198 @@
+"""Find the repository, its project and the workspace connection a command runs against.
+
+The Git worktree is a trust boundary: a descriptor above it belongs to somebody else's
+checkout (a home directory, a parent monorepo), so discovery never looks past it. A
+checked-in descriptor always wins over a local assignment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from tau.api.connection import (
+    DESCRIPTOR_PATH,
+    OWNER,
+    WorkspaceConnection,
+    refuse_credentials,
+    validate_descriptor,
+)
+from tau.errors import UsageError, ValidationError
+from tau.resolve.yamlstrict import StrictYamlError, load_one
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A Git worktree root (or, outside Git, the start directory itself)."""
+
+    root: Path
+    real_root: Path
+    git: bool
+
+    def relative(self, path: Path) -> str:
+        try:
+            return Path(os.path.abspath(path)).relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def find_repository(start: str | os.PathLike[str] = ".") -> Repository:
+    start_dir = Path(os.path.abspath(start))
+    for directory in (start_dir, *start_dir.parents):
+        if (directory / ".git").exists():
+            return Repository(directory, directory.resolve(), True)
+    return Repository(start_dir, start_dir.resolve(), False)
+
+
+def is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+class DescriptorNotFound(UsageError):
+    """No descriptor between the start directory and the repository boundary, no assignment."""
+
+
+def find_descriptor(start: Path, repository: Repository) -> Path:
+    """Walk upward (lexically) from `start` to the repository root, never above it."""
+    current = Path(os.path.abspath(start))
+    if not is_within(current, repository.root):
+        current = repository.root
+    while True:
+        candidate = current / DESCRIPTOR_PATH
+        if candidate.exists() or candidate.is_symlink():
+            return candidate
+        if current == repository.root:
+            break
+        current = current.parent
+    raise DescriptorNotFound(
+        "descriptor: Tau workspace connection descriptor not found: expected "
+        f"{DESCRIPTOR_PATH} between {Path(os.path.abspath(start))} and repository boundary "
+        f"{repository.root}",
+        hint="commit the descriptor your platform handed you, or run "
+        "`tau workspace connection assign <workspace> --context <ctx>` for this checkout only",
+        owner=OWNER,
+    )
+
+
+def check_inside(path: Path, repository: Repository, what: str) -> Path:
+    """`path` must lie in the repository both as written and after resolving symlinks."""
+    lexical = Path(os.path.abspath(path))
+    if not is_within(lexical, repository.root) or not is_within(
+        lexical.resolve(), repository.real_root
+    ):
+        raise ValidationError(
+            f"{what}: {path} escapes repository root {repository.root}",
+            hint="keep it inside the Git worktree",
+            owner=OWNER,
+        )
+    return lexical
+
+
+def load_descriptor(path: Path, repository: Repository) -> WorkspaceConnection:
+    lexical = check_inside(path, repository, "descriptor")
+    shown = repository.relative(lexical)
+    if not lexical.exists():
+        raise DescriptorNotFound(f"descriptor: {shown} does not exist", owner=OWNER)
+    if not lexical.resolve().is_file():
+        raise ValidationError(f"descriptor: {shown} is not a regular file", owner=OWNER)
+    try:
+        text = lexical.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValidationError(
+            f"descriptor: cannot read {shown} ({type(error).__name__})", owner=OWNER
+        ) from None
+    return parse_descriptor_text(text, shown)
+
+
+def parse_descriptor_text(text: str, source: str) -> WorkspaceConnection:
+    """Credential scan first (it must fire even on otherwise invalid files), then schema."""
+    refuse_credentials(text, source)
+    try:
+        data = load_one(text)
+    except StrictYamlError as error:
+        raise ValidationError(f"descriptor: {source}: {error}", owner=OWNER) from None
+    if data is None:
+        raise ValidationError(f"descriptor: {source} is empty", owner=OWNER)
+    return validate_descriptor(data, source)
+
+
+SourceKind = Literal["descriptor", "assignment"]
+
+
+@dataclass(frozen=True)
+class ConnectionSource:
+    """The effective connection contract of one project, and where it came from."""
+
+    descriptor: WorkspaceConnection
+    kind: SourceKind
+    repository: Repository
+    project: str | None
+    project_root: Path
+    path: Path
+
+    @property
+    def shown(self) -> str:
+        if self.kind == "descriptor":
+            return self.repository.relative(self.path)
+        return f"local assignment {self.path}"
+
+    @property
+    def trust_identity(self) -> str:
+        """The pinned identity of this checkout: real repository root + real contract path."""
+        return f"{self.repository.real_root}\0{self.path.resolve()}"
+
+
+def discover_connection(
+    start: str | os.PathLike[str] = ".",
+    *,
+    project: str = "",
+    descriptor_path: str | os.PathLike[str] | None = None,
+    config_dir: Path | None = None,
+) -> ConnectionSource:
+    """Resolve the connection for the project containing `start` (or named by `project`).
+
+    Order: an explicit descriptor path; the catalog project's `connection`; the nearest
+    descriptor up to the repository boundary; this checkout's local assignment. Catalog
+    projects always name a checked-in connection, so assignments serve single-project
+    repositories.
+    """
+    from tau.resolve import catalog, localstate
+
+    start_dir = Path(os.path.abspath(start))
+    repository = find_repository(start_dir)
+    if descriptor_path is not None:
+        path = Path(os.path.abspath(descriptor_path))
+        descriptor = load_descriptor(path, repository)
+        return ConnectionSource(descriptor, "descriptor", repository, None, repository.root, path)
+    projects = catalog.load_catalog(repository)
+    if projects is not None:
+        selected = catalog.select_lifecycle_project(projects, project=project, cwd=start_dir)
+        return ConnectionSource(
+            load_descriptor(selected.connection, repository),
+            "descriptor",
+            repository,
+            selected.name,
+            selected.root,
+            selected.connection,
+        )
+    if project:
+        raise UsageError("--project requires tau.projects.yaml at the Git worktree root")
+    try:
+        path = find_descriptor(start_dir, repository)
+    except DescriptorNotFound as not_found:
+        assignment = localstate.load_assignment(repository, config_dir=config_dir)
+        if assignment is None:
+            raise not_found from None
+        return ConnectionSource(
+            assignment.descriptor,
+            "assignment",
+            repository,
+            None,
+            repository.root,
+            assignment.path,
+        )
+    return ConnectionSource(
+        load_descriptor(path, repository), "descriptor", repository, None, repository.root, path
+    )
