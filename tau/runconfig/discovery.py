@@ -1,0 +1,70 @@
+"""Finding the run config a command means: `--config`, a named TARGET, or the default files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tau.errors import UsageError
+
+DEFAULT_NAMES = ("tau.yaml", "tau.yml", ".tau.yaml")
+TARGET_DIR = "tau"
+
+
+def check_target_name(target: str) -> None:
+    """A TARGET names a checked-in `tau/<TARGET>.yaml`; paths go through --config."""
+    if (
+        not target
+        or "/" in target
+        or "\\" in target
+        or target in (".", "..")
+        or (target.endswith((".yaml", ".yml")))
+    ):
+        raise UsageError(
+            f"run target {target!r} must be a name, not a path; use --config for explicit paths"
+        )
+
+
+def _shown(path: Path, cwd: Path) -> Path:
+    """Paths under the working directory are shown relative to it, like the user typed them."""
+    try:
+        return path.relative_to(cwd)
+    except ValueError:
+        return path
+
+
+def discover(cwd: str | Path, target: str | None = None, config: str | Path | None = None) -> Path:
+    """The run config file for `tau run [TARGET] [--config FILE]` started in `cwd`.
+
+    Returned paths are relative to `cwd` when they lie below it (so messages read like the
+    command line), else absolute.
+    """
+    cwd = Path(cwd)
+    if config:
+        given = Path(config)
+        candidate = given if given.is_absolute() else cwd / given
+        if not candidate.exists():
+            raise UsageError(f"--config {config}: no such file", hint="check the path")
+        if not candidate.is_file():
+            raise UsageError(f"--config {config}: not a regular file")
+        return given if not given.is_absolute() else candidate
+    if target:
+        check_target_name(target)
+        found = [
+            cwd / TARGET_DIR / f"{target}{ext}"
+            for ext in (".yaml", ".yml")
+            if (cwd / TARGET_DIR / f"{target}{ext}").is_file()
+        ]
+        if len(found) > 1:
+            raise UsageError(
+                f"run target {target!r} has both tau/{target}.yaml and tau/{target}.yml; "
+                "keep exactly one extension"
+            )
+        if not found:
+            raise UsageError(
+                f"run target {target!r} not found; expected tau/{target}.yaml or pass --config"
+            )
+        return _shown(found[0], cwd)
+    for name in DEFAULT_NAMES:
+        if (cwd / name).is_file():
+            return _shown(cwd / name, cwd)
+    raise UsageError("no Tau run config found; create tau.yaml or pass --config")
