@@ -1,0 +1,1 @@
+"""Developer tooling for TauGrid (not part of the installed distribution)."""

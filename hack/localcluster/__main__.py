@@ -1,0 +1,99 @@
+"""``python -m hack.localcluster up|down|status|env|build``: the developer's local cluster."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from .build import BuildError, build
+from .cluster import ClusterError, LocalCluster, start
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "taugrid" / "localcluster" / "default"
+
+
+def _env_lines(cluster: LocalCluster) -> list[str]:
+    return [
+        f"export KUBECONFIG={shlex.quote(str(cluster.kubeconfig))}",
+        f"export PATH={shlex.quote(str(cluster.bin_dir))}:$PATH",
+    ]
+
+
+def _build(_: argparse.Namespace) -> int:
+    started = time.monotonic()
+    artifacts = build()
+    print(f"binaries: {artifacts.bin} ({time.monotonic() - started:.0f}s)", file=sys.stderr)
+    for name, version in artifacts.versions().items():
+        print(f"  {name} {version}", file=sys.stderr)
+    return 0
+
+
+def _up(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    cluster = start(args.state_dir, build())
+    print(
+        f"local cluster ready at {cluster.server} in {time.monotonic() - started:.0f}s; "
+        f"logs in {cluster.log_dir}. Use it with:",
+        file=sys.stderr,
+    )
+    print("\n".join(_env_lines(cluster)))
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    LocalCluster.load(args.state_dir).stop()
+    print(f"stopped the local cluster in {args.state_dir}", file=sys.stderr)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    cluster = LocalCluster.load(args.state_dir)
+    components = cluster.component_status()
+    for name, alive in components.items():
+        print(f"{name:<24} {'running' if alive else 'stopped'}")
+    ready = cluster.readyz()
+    print(f"{'apiserver /readyz':<24} {'ok' if ready else 'not ready'} ({cluster.server})")
+    return 0 if ready and components and all(components.values()) else 1
+
+
+def _env(args: argparse.Namespace) -> int:
+    print("\n".join(_env_lines(LocalCluster.load(args.state_dir))))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hack.localcluster", description=__doc__)
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        default=default_state_dir(),
+        help="where the cluster keeps its kubeconfig, certificates, logs and pids "
+        "(default: %(default)s)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, handler, text in (
+        ("build", _build, "build (or find cached) binaries for the pinned versions"),
+        ("up", _up, "start the control plane and print the shell exports to use it"),
+        ("down", _down, "stop every process of the cluster"),
+        ("status", _status, "show which components run; exit 1 unless all are up"),
+        ("env", _env, "print `export KUBECONFIG=...` and `export PATH=...`"),
+    ):
+        commands.add_parser(name, help=text).set_defaults(handler=handler)
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (BuildError, ClusterError) as error:
+        print(f"localcluster: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,510 @@
+"""Start, find and stop a local control plane made of real processes on 127.0.0.1.
+
+The start order follows kwokctl's binary runtime and controller-runtime's envtest: etcd, the
+apiserver, the controllers, KWOK for the fake nodes, CRDs, then Kueue (its webhooks and CRD
+conversion on loopback) and the KubeRay operator, and finally the baseline fixtures. Everything a
+later command needs (ports, pids, paths) is kept in ``state.json`` beside the admin kubeconfig, so
+``down`` and the test fixture can find a cluster that ``up`` started in another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from . import fixtures as fx
+from . import manifests
+from .build import Artifacts
+from .pki import CertificateAuthority, KeyPair, write_kubeconfig, write_service_account_key
+
+T = TypeVar("T")
+
+STATE_FILE = "state.json"
+ADMIN_KUBECONFIG = "admin.kubeconfig"
+# Kueue reads its metrics serving certificate from this fixed path when it does not manage
+# certificates itself (cmd/kueue/main.go); any cluster's certificate will do, so it is shared.
+KUEUE_METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+SERVICE_CIDR = "10.96.0.0/16"
+POD_CIDR = "10.244.0.1/16"
+# KubeRay reaches each RayCluster's dashboard over HTTP. Routing that through a proxy on a
+# loopback port where nothing listens keeps it from resolving or dialling cluster addresses;
+# loopback traffic (the apiserver) is never proxied by Go.
+_PORT_NAMES = (
+    "etcd",
+    "etcd_peer",
+    "apiserver",
+    "controller_manager",
+    "scheduler",
+    "kwok",
+    "kueue_health",
+    "kueue_metrics",
+    "kueue_webhook",
+    "kuberay_metrics",
+    "kuberay_probe",
+    "ray_dashboard_proxy",
+)
+
+
+class ClusterError(RuntimeError):
+    """The cluster did not come up (or is not there); the message names the component and log."""
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports free right now; holding all sockets until the end avoids handing one out twice."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_until(what: str, probe: Callable[[], T], timeout: float = 60,
+               on_timeout: Callable[[], str] = lambda: "") -> T:
+    """Poll ``probe`` until it returns something truthy, and return that.
+
+    Tests use it too: the cluster is eventually consistent, so every assertion about what a
+    controller did is a wait with a deadline, never a sleep.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = probe()
+        if result:
+            return result
+        time.sleep(0.5)
+    raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}{on_timeout()}")
+
+
+@dataclass
+class ClusterState:
+    """What is written to ``state.json``: enough to reach, inspect and stop the cluster."""
+
+    bin_dir: str
+    ports: dict[str, int]
+    etcd_data_dir: str
+    pids: dict[str, int] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+class LocalCluster:
+    """A running (or stopped) cluster rooted at one state directory."""
+
+    def __init__(self, state_dir: Path, state: ClusterState) -> None:
+        self.state_dir = state_dir
+        self.state = state
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    # --- public surface used by tests and the CLI ------------------------------------------
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.state_dir / ADMIN_KUBECONFIG
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.state.ports['apiserver']}"
+
+    @property
+    def bin_dir(self) -> Path:
+        return Path(self.state.bin_dir)
+
+    @property
+    def pki_dir(self) -> Path:
+        return self.state_dir / "pki"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    def kubectl(self, *args: str, kubeconfig: Path | None = None, input: str | None = None,
+                check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run the cluster's own kubectl; raises with kubectl's stderr when ``check`` fails."""
+        cmd = [str(self.bin_dir / "kubectl"), f"--kubeconfig={kubeconfig or self.kubeconfig}",
+               *args]
+        result = subprocess.run(cmd, input=input, capture_output=True, text=True,
+                                timeout=timeout, check=False)
+        if check and result.returncode != 0:
+            raise ClusterError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
+        return result
+
+    def get_json(self, *args: str, kubeconfig: Path | None = None) -> dict[str, Any]:
+        """``kubectl get ARGS -o json``, parsed."""
+        return json.loads(self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig).stdout)
+
+    def apply(self, objects: Iterable[dict[str, Any]], server_side: bool = True) -> None:
+        body = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
+        flags = ["--server-side", "--force-conflicts", "--field-manager=taugrid-localcluster"]
+        self.kubectl("apply", *(flags if server_side else []), "-f", "-", input=body)
+
+    def mint_kubeconfig(self, user: str, groups: Sequence[str] = (),
+                        path: Path | None = None) -> Path:
+        """A kubeconfig authenticating as ``user`` in ``groups`` by a CA-signed certificate.
+
+        The identity has no permissions until a (Cluster)RoleBinding grants them, which is
+        exactly what RBAC tests and "researcher" flows need.
+        """
+        users = self.state_dir / "users"
+        users.mkdir(exist_ok=True)
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in user)
+        pair = CertificateAuthority(self.pki_dir).issue(f"user-{safe}", user, tuple(groups))
+        return write_kubeconfig(path or users / f"{safe}.kubeconfig", self.server,
+                                CertificateAuthority(self.pki_dir), pair, user)
+
+    def readyz(self) -> bool:
+        return _https_ok(f"{self.server}/readyz", self._admin_tls())
+
+    def component_status(self) -> dict[str, bool]:
+        return {name: _alive(pid) for name, pid in self.state.pids.items()}
+
+    def stop(self) -> None:
+        """Stop every process this cluster started (and only those), newest first."""
+        for name, pid in reversed(list(self.state.pids.items())):
+            process = self._processes.get(name)
+            if not self._owns(pid):
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while _alive(pid) and time.monotonic() < deadline:
+                if process is not None and process.poll() is not None:
+                    break
+                time.sleep(0.1)
+            if _alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            if process is not None:
+                process.wait(timeout=10)
+        shutil.rmtree(self.state.etcd_data_dir, ignore_errors=True)
+        self.state.pids = {}
+        self._save()
+
+    # --- loading --------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, state_dir: Path) -> LocalCluster:
+        path = state_dir / STATE_FILE
+        if not path.is_file():
+            raise ClusterError(f"no local cluster state in {state_dir} (run `up` first)")
+        return cls(state_dir, ClusterState(**json.loads(path.read_text())))
+
+    @classmethod
+    def from_kubeconfig(cls, kubeconfig: Path) -> LocalCluster:
+        return cls.load(kubeconfig.resolve().parent)
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _owns(self, pid: int) -> bool:
+        """Only signal a pid still running one of our binaries (pids get reused)."""
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            return False
+        return _alive(pid) and Path(exe).parent == self.bin_dir
+
+    def _save(self) -> None:
+        tmp = self.state_dir / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(asdict(self.state), indent=2) + "\n")
+        tmp.replace(self.state_dir / STATE_FILE)
+
+    def _admin_tls(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=str(self.pki_dir / "ca.crt"))
+        context.load_cert_chain(self.pki_dir / "admin.crt", self.pki_dir / "admin.key")
+        return context
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+        log = (self.log_dir / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            [str(self.bin_dir / args[0]), *args[1:]],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            cwd=self.state_dir,
+            start_new_session=True,
+        )
+        log.close()
+        self._processes[name] = process
+        self.state.pids[name] = process.pid
+        self._save()
+
+    def _log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.log_dir / f"{name}.log"
+        try:
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+        except OSError:
+            return ""
+        return f"\n--- last lines of {path} ---\n" + "\n".join(tail)
+
+    def _wait_component(self, name: str, check: Callable[[], bool], timeout: float) -> None:
+        def ready() -> bool:
+            process = self._processes[name]
+            if process.poll() is not None:
+                raise ClusterError(
+                    f"{name} exited with code {process.returncode}{self._log_tail(name)}"
+                )
+            return check()
+
+        wait_until(name, ready, timeout, lambda: self._log_tail(name))
+
+
+def _https_ok(url: str, context: ssl.SSLContext) -> bool:
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=5) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _insecure_https_ok(url: str) -> bool:
+    """Health endpoints of components with self-signed serving certs, on loopback only."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return _https_ok(url, context)
+
+
+def _etcd_data_dir() -> str:
+    """etcd on tmpfs: fsync-free and gone with the machine, as a test cluster should be."""
+    shm = Path("/dev/shm")
+    return tempfile.mkdtemp(prefix="taugrid-etcd-", dir=shm if shm.is_dir() else None)
+
+
+def start(state_dir: Path, artifacts: Artifacts, timeout: float = 180) -> LocalCluster:
+    """Bring up the whole plane in ``state_dir``; on any failure, stop what was started."""
+    if (state_dir / STATE_FILE).is_file():
+        existing = LocalCluster.load(state_dir)
+        if any(existing.component_status().values()):
+            raise ClusterError(f"a cluster is already running from {state_dir}; run `down` first")
+    state_dir.mkdir(parents=True, exist_ok=True)
+    for sub in ("pki", "logs", "kwok", "kueue", "users"):
+        (state_dir / sub).mkdir(exist_ok=True)
+    ports = dict(zip(_PORT_NAMES, _free_ports(len(_PORT_NAMES)), strict=True))
+    cluster = LocalCluster(
+        state_dir,
+        ClusterState(str(artifacts.bin), ports, _etcd_data_dir(), versions=artifacts.versions()),
+    )
+    cluster._save()
+    try:
+        _bring_up(cluster, artifacts, timeout)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float) -> None:
+    p = cluster.state.ports
+    pki = cluster.pki_dir
+    ca = CertificateAuthority.create(pki)
+    serving = ca.issue(
+        "apiserver",
+        "kube-apiserver",
+        hosts=("127.0.0.1", "localhost", "kubernetes", "kubernetes.default",
+               "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "10.96.0.1"),
+    )
+    kubelet_client = ca.issue("apiserver-kubelet-client", "kube-apiserver-kubelet-client",
+                              ("system:masters",))
+    write_service_account_key(pki / "sa.key")
+
+    def kubeconfig_for(name: str, cn: str, orgs: tuple[str, ...] = ()) -> Path:
+        pair: KeyPair = ca.issue(name, cn, orgs)
+        return write_kubeconfig(cluster.state_dir / f"{name}.kubeconfig", cluster.server, ca,
+                                pair, cn)
+
+    admin = kubeconfig_for("admin", "kubernetes-admin", ("system:masters",))
+    admin.replace(cluster.kubeconfig)
+    kcm = kubeconfig_for("controller-manager", "system:kube-controller-manager")
+    scheduler = kubeconfig_for("scheduler", "system:kube-scheduler")
+    # The add-on controllers run with cluster-admin, as their Helm charts grant in AKS.
+    kwok = kubeconfig_for("kwok", "kwok-controller", ("system:masters",))
+    kueue = kubeconfig_for("kueue", "kueue-controller-manager", ("system:masters",))
+    kuberay = kubeconfig_for("kuberay", "kuberay-operator", ("system:masters",))
+
+    etcd_url = f"http://127.0.0.1:{p['etcd']}"
+    peer_url = f"http://127.0.0.1:{p['etcd_peer']}"
+    cluster._spawn("etcd", [
+        "etcd", "--name=default", f"--data-dir={cluster.state.etcd_data_dir}",
+        f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
+        f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+        f"--initial-cluster=default={peer_url}", "--unsafe-no-fsync",
+        "--listen-metrics-urls=", "--log-level=warn",
+    ])
+    cluster._wait_component("etcd", lambda: _http_ok(f"{etcd_url}/health"), 60)
+
+    cluster._spawn("kube-apiserver", [
+        "kube-apiserver",
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+        f"--secure-port={p['apiserver']}",
+        f"--tls-cert-file={serving.cert}", f"--tls-private-key-file={serving.key}",
+        f"--client-ca-file={ca.pair.cert}",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki / 'sa.key'}",
+        f"--service-account-signing-key-file={pki / 'sa.key'}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--authorization-mode=Node,RBAC",
+        "--enable-admission-plugins=NodeRestriction",
+        "--allow-privileged=true",
+        "--kubelet-preferred-address-types=InternalIP",
+        f"--kubelet-client-certificate={kubelet_client.cert}",
+        f"--kubelet-client-key={kubelet_client.key}",
+        # The default reconciler publishes the advertise address as the `kubernetes` Service's
+        # endpoint, and Endpoints may not hold loopback addresses.
+        "--endpoint-reconciler-type=none",
+        "--profiling=false",
+        f"--cert-dir={pki}",
+    ])
+    cluster._wait_component("kube-apiserver", cluster.readyz, 120)
+
+    common = ["--bind-address=127.0.0.1", "--leader-elect=false", "--profiling=false"]
+    cluster._spawn("kube-controller-manager", [
+        "kube-controller-manager", f"--kubeconfig={kcm}", f"--authentication-kubeconfig={kcm}",
+        f"--authorization-kubeconfig={kcm}", f"--secure-port={p['controller_manager']}",
+        *common, f"--root-ca-file={ca.pair.cert}",
+        f"--service-account-private-key-file={pki / 'sa.key'}",
+        "--use-service-account-credentials=true",
+        f"--cluster-signing-cert-file={ca.pair.cert}", f"--cluster-signing-key-file={ca.pair.key}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        f"--cert-dir={pki / 'controller-manager'}",
+    ])
+    cluster._spawn("kube-scheduler", [
+        "kube-scheduler", f"--kubeconfig={scheduler}",
+        f"--authentication-kubeconfig={scheduler}", f"--authorization-kubeconfig={scheduler}",
+        f"--secure-port={p['scheduler']}", *common, f"--cert-dir={pki / 'scheduler'}",
+    ])
+
+    # CRDs first: KWOK watches its Logs kinds, and Kueue needs the Ray kinds to enable those
+    # integrations. Ray's CRDs are too large for client-side apply's annotation.
+    crd_docs: list[dict[str, Any]] = []
+    for name in ("kwok.x-k8s.io_logs.yaml", "kwok.x-k8s.io_clusterlogs.yaml"):
+        crd_docs += manifests.load_all(artifacts.manifests / "kwok-crds" / name)
+    for path in sorted((artifacts.manifests / "kuberay-crds").glob("*.yaml")):
+        crd_docs += manifests.load_all(path)
+    webhook_url = f"https://127.0.0.1:{p['kueue_webhook']}"
+    crd_docs += manifests.kueue_crds(artifacts.manifests / "kueue-crds", webhook_url,
+                                     ca.pair.cert_pem())
+    cluster.apply(crd_docs)
+    cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+
+    default_log = cluster.state_dir / "kwok" / "default.log"
+    default_log.write_text(manifests.cri_log([fx.DEFAULT_POD_LOG_LINE]))
+    cluster.apply([manifests.default_cluster_logs(default_log)])
+    kwok_config = cluster.state_dir / "kwok" / "kwok.yaml"
+    kwok_config.write_text(manifests.kwok_config())
+    kwok_serving = ca.issue("kwok", "kwok", hosts=("127.0.0.1", "localhost"))
+    cluster._spawn("kwok", [
+        "kwok", f"--kubeconfig={kwok}", f"--config={kwok_config}",
+        "--manage-all-nodes=false",
+        f"--manage-nodes-with-annotation-selector="
+        f"{fx.KWOK_NODE_ANNOTATION}={fx.KWOK_NODE_ANNOTATION_VALUE}",
+        "--node-ip=127.0.0.1", f"--node-port={p['kwok']}",
+        f"--server-address=127.0.0.1:{p['kwok']}",
+        f"--tls-cert-file={kwok_serving.cert}", f"--tls-private-key-file={kwok_serving.key}",
+        f"--cidr={POD_CIDR}", "--node-lease-duration-seconds=40",
+        "--enable-crds=Logs,ClusterLogs",
+    ])
+    cluster.kubectl("create", "-f", "-",
+                    input=json.dumps({"apiVersion": "v1", "kind": "List",
+                                      "items": fx.node_objects()}))
+
+    # Kueue: webhook serving cert in its own dir, metrics cert at the hard-coded path.
+    kueue_dir = cluster.state_dir / "kueue"
+    webhook_pair = ca.issue("kueue-webhook", "kueue-webhook", hosts=("127.0.0.1", "localhost"))
+    shutil.copyfile(webhook_pair.cert, kueue_dir / "tls.crt")
+    shutil.copyfile(webhook_pair.key, kueue_dir / "tls.key")
+    _ensure_kueue_metrics_cert(ca)
+    config = yaml.safe_load(manifests.kueue_config(p["kueue_health"], p["kueue_metrics"],
+                                                   p["kueue_webhook"]))
+    config["webhook"]["certDir"] = str(kueue_dir)
+    (kueue_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    cluster.apply([{"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": fx.KUEUE_NAMESPACE}}])
+    cluster._spawn("kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"],
+                   env={"KUBECONFIG": str(kueue), "TMPDIR": str(kueue_dir)})
+    cluster._spawn("ray-operator", [
+        "ray-operator", "--enable-leader-election=false",
+        f"--metrics-addr=127.0.0.1:{p['kuberay_metrics']}",
+        f"--health-probe-bind-address=127.0.0.1:{p['kuberay_probe']}",
+        "--log-stdout-encoder=console",
+    ], env={
+        "KUBECONFIG": str(kuberay),
+        "HTTP_PROXY": f"http://127.0.0.1:{p['ray_dashboard_proxy']}",
+        "http_proxy": f"http://127.0.0.1:{p['ray_dashboard_proxy']}",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    })
+
+    cluster._wait_component(
+        "kube-scheduler",
+        lambda: _insecure_https_ok(f"https://127.0.0.1:{p['scheduler']}/readyz"), 60)
+    cluster._wait_component(
+        "kube-controller-manager",
+        lambda: _insecure_https_ok(f"https://127.0.0.1:{p['controller_manager']}/healthz"), 60)
+    cluster._wait_component(
+        "kueue", lambda: _http_ok(f"http://127.0.0.1:{p['kueue_health']}/readyz"), timeout)
+    cluster.apply(manifests.kueue_webhooks(artifacts.manifests / "kueue-webhook", webhook_url,
+                                           ca.pair.cert_pem()))
+    cluster._wait_component(
+        "ray-operator", lambda: _http_ok(f"http://127.0.0.1:{p['kuberay_probe']}/readyz"), 60)
+    cluster._wait_component(
+        "kwok",
+        lambda: cluster.kubectl("wait", "--for=condition=Ready", "node", "--all",
+                                "--timeout=5s", check=False).returncode == 0,
+        60)
+
+    cluster.apply(fx.kueue_objects())
+    cluster.kubectl("wait", "--for=condition=Active", f"clusterqueue/{fx.CLUSTER_QUEUE}",
+                    "--timeout=60s")
+
+
+def _ensure_kueue_metrics_cert(ca: CertificateAuthority) -> None:
+    if (KUEUE_METRICS_CERT_DIR / "tls.crt").is_file():
+        return
+    try:
+        KUEUE_METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
+    except PermissionError as error:
+        raise ClusterError(
+            f"Kueue needs {KUEUE_METRICS_CERT_DIR} for its metrics certificate; create it "
+            f"writable for this user (e.g. `sudo install -d -o $USER {KUEUE_METRICS_CERT_DIR}`)"
+        ) from error
+    pair = ca.issue("kueue-metrics", "kueue-metrics", hosts=("127.0.0.1", "localhost"))
+    for suffix, source in (("crt", pair.cert), ("key", pair.key)):
+        tmp = KUEUE_METRICS_CERT_DIR / f".tls.{suffix}.tmp"
+        shutil.copyfile(source, tmp)
+        tmp.replace(KUEUE_METRICS_CERT_DIR / f"tls.{suffix}")
