@@ -334,6 +334,12 @@ def adx_cluster_name(
 class StackConfigError(TauValidationError):
     """Stack configuration that violates the contract; every problem names its key."""
 
+    def __init__(self, problems: list[str]) -> None:
+        # One problem is the message itself; several are listed, with a count as the message.
+        super().__init__(_summary(problems), problems=problems if len(problems) > 1 else [])
+        self.owner = "platform"
+        self.all_problems = list(problems)
+
 
 def _cross_field_problems(config: StackConfig) -> list[str]:
     problems: list[str] = []
@@ -373,15 +379,17 @@ def parse_stack_config(values: Mapping[str, Any]) -> StackConfig:
         config = StackConfig.model_validate(dict(values))
     except ValidationError as exc:
         problems = [_describe(error) for error in exc.errors()]
-        raise StackConfigError(_summary(problems), problems=problems, owner="platform") from None
+        raise StackConfigError(problems) from None
     problems = _cross_field_problems(config)
     if problems:
-        raise StackConfigError(_summary(problems), problems=problems, owner="platform")
+        raise StackConfigError(problems)
     return config
 
 
 def _summary(problems: list[str]) -> str:
-    return "invalid stack configuration: " + " | ".join(problems)
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} problems in the stack configuration"
 
 
 def project_settings(config_map: Mapping[str, Any]) -> dict[str, Any]:
@@ -402,12 +410,17 @@ def settings_from_stack_file(document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def to_stack_settings(config: StackConfig) -> dict[str, Any]:
-    """The settings that differ from the defaults, in field order: what a stack file holds."""
+    """What a stack file holds: settings given explicitly or differing from the defaults.
+
+    Unset (null) values are left out: Pulumi config has no null, and null is every nullable
+    setting's default anyway.
+    """
     defaults = StackConfig.model_construct()
     explicit: dict[str, Any] = {}
     for name in StackConfig.model_fields:
         value = getattr(config, name)
-        if name in config.model_fields_set or value != getattr(defaults, name, None):
-            dumped = value.model_dump() if isinstance(value, BaseModel) else value
-            explicit[name] = dumped
+        if value is None:
+            continue
+        if name in config.model_fields_set or value != getattr(defaults, name):
+            explicit[name] = value.model_dump() if isinstance(value, BaseModel) else value
     return explicit

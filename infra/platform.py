@@ -82,7 +82,9 @@ class TauGridPlatform(pulumi.ComponentResource):
             create_namespace=True,
             chart=chart_reference(args.chart),
             version=args.version if repository else None,
-            dependency_update=repository,
+            # A checkout chart declares its Kueue and KubeRay dependencies without vendoring
+            # them; a packaged repository chart already contains them.
+            dependency_update=not repository,
             values=args.values,
             timeout=INSTALL_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions.merge(

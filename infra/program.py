@@ -70,7 +70,9 @@ def load_config() -> StackConfig:
     try:
         return parse_stack_config(project_settings(config_map))
     except StackConfigError as error:
-        raise pulumi.RunError(error.one_line()) from None
+        raise pulumi.RunError(
+            "invalid stack configuration: " + " | ".join(error.all_problems)
+        ) from None
 
 
 def portal_port_forward_command(kube_context: str | None = None) -> str:

@@ -1,0 +1,1 @@
+"""Bring an upstream-style Terraform environment (`terraform.tfvars`, state) to Pulumi stacks."""
