@@ -20,7 +20,7 @@ def check_target_name(target: str) -> None:
         or (target.endswith((".yaml", ".yml")))
     ):
         raise UsageError(
-            f"run target {target!r} must be a name, not a path; use --config for explicit paths"
+            f'run target "{target}" must be a name, not a path; use --config for explicit paths'
         )
 
 
@@ -56,12 +56,12 @@ def discover(cwd: str | Path, target: str | None = None, config: str | Path | No
         ]
         if len(found) > 1:
             raise UsageError(
-                f"run target {target!r} has both tau/{target}.yaml and tau/{target}.yml; "
+                f'run target "{target}" has both tau/{target}.yaml and tau/{target}.yml; '
                 "keep exactly one extension"
             )
         if not found:
             raise UsageError(
-                f"run target {target!r} not found; expected tau/{target}.yaml or pass --config"
+                f'run target "{target}" not found; expected tau/{target}.yaml or pass --config'
             )
         return _shown(found[0], cwd)
     for name in DEFAULT_NAMES:

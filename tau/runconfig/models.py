@@ -148,7 +148,9 @@ class Compute(Block):
         doc="Managed eval CPU worker override (not Job sizing).", status=WORKFLOW_ONLY
     )
     workload_kind: str | None = spec(
-        doc="Workload kind (see run.workload_kind).", values=WORKLOAD_KINDS
+        doc="Workload kind (see run.workload_kind).",
+        values=WORKLOAD_KINDS,
+        aliases=WORKLOAD_KIND_ALIASES,
     )
     gpu_resource_mode: str | None = spec(
         doc="How GPUs are requested from Kubernetes.",
@@ -398,7 +400,10 @@ class Workflow(Block):
     script: str | None = spec(doc="Workflow script.", status=WORKFLOW_ONLY)
     main_script: str | None = spec(doc="Workflow main script.", status=WORKFLOW_ONLY)
     workload_kind: str | None = spec(
-        doc="Workload kind (highest precedence).", values=WORKLOAD_KINDS, status=WORKFLOW_ONLY
+        doc="Workload kind (highest precedence).",
+        values=WORKLOAD_KINDS,
+        aliases=WORKLOAD_KIND_ALIASES,
+        status=WORKFLOW_ONLY,
     )
     extra_scripts: list[str] | None = spec(
         doc="Extra shipped scripts, SRC[:DEST].", status=WORKFLOW_ONLY

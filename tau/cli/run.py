@@ -1,0 +1,187 @@
+"""`tau run [TARGET]`: validate, render and submit a checked-in target.
+
+Flags -> `tau.runconfig` -> print. `TARGET` is a positional of the root itself (see
+`TargetGroup`), so `tau run train` and `tau run validate train` never collide.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import typer
+
+from tau.cli.groups import TargetGroup
+from tau.cli.options import context_option, namespace_option, workspace_option
+from tau.errors import UsageError
+
+DRY_RUN_MODES = ("client", "server")
+
+HELP = (
+    "Validate, render and submit a checked-in run config.\n\n"
+    "TARGET names tau/TARGET.yaml (or .yml); without it tau uses --config, else the first of "
+    "tau.yaml, tau.yml, .tau.yaml. The namespace, queue and identity come from the workspace "
+    "connection; flags override them.\n\n"
+    "Examples:\n\n"
+    "  tau run validate train              # offline check of tau/train.yaml\n"
+    "  tau run train --dry-run=client      # render the workload without submitting it\n"
+    "  tau run --config exp/tau.yaml -n research --context aks-prod\n"
+    "  tau run schema -o json              # JSON Schema of the run config\n"
+    "  tau run explain-config              # every field with type, default and status\n\n"
+    "Offline rendering against a saved TauWorkloadProfileSnapshot uses "
+    "policy.workload_profile_snapshot with --dry-run=client."
+)
+
+app = typer.Typer(
+    cls=TargetGroup,
+    add_completion=False,
+    help=HELP,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+
+def config_option() -> typer.models.OptionInfo:
+    return typer.Option(
+        "",
+        "-c",
+        "--config",
+        help="Run config file (default: tau/TARGET.yaml, else tau.yaml, tau.yml, .tau.yaml).",
+    )
+
+
+def warn(issues: list) -> None:
+    for issue in issues:
+        click.echo(f"warning: {issue}", err=True)
+
+
+@app.callback(invoke_without_command=True)
+def run(
+    ctx: typer.Context,
+    target: str = typer.Argument(
+        None,
+        metavar="[TARGET]",
+        help="Checked-in target: tau/TARGET.yaml. With --config it overrides the run name.",
+        show_default=False,
+    ),
+    config: str = config_option(),
+    namespace: str = namespace_option("Workload namespace (default: config, then workspace)."),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+    dry_run: str = typer.Option(
+        "",
+        "--dry-run",
+        help="client: render and print without submitting; server: also validate with the "
+        "API server. Empty submits.",
+    ),
+    project: str = typer.Option(
+        "", "--project", help="Project from tau.projects.yaml (monorepos)."
+    ),
+    service_account: str = typer.Option(
+        "", "--service-account", help="Pod ServiceAccount (overrides the workspace default)."
+    ),
+    key_vault: str = typer.Option(
+        "", "--key-vault", help="Key Vault for runtime.env_kv (managed workflows only)."
+    ),
+    tenant_id: str = typer.Option("", "--tenant-id", help="Entra tenant for Key Vault access."),
+    workload_identity_client_id: str = typer.Option(
+        "", "--workload-identity-client-id", help="Managed identity client ID for Key Vault."
+    ),
+    system_namespace: str = typer.Option(
+        "tau-system",
+        "--system-namespace",
+        envvar="TAU_SYSTEM_NAMESPACE",
+        help="Namespace holding TauWorkspace and TauCluster objects.",
+    ),
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    if dry_run and dry_run not in DRY_RUN_MODES:
+        raise UsageError("--dry-run must be one of: client, server")
+    if project:
+        raise UsageError(
+            "--project selection is not available yet in this build",
+            hint="pass the project's config with --config",
+        )
+    from tau.runconfig import discover, load
+
+    path = discover(Path.cwd(), target=None if config else target, config=config or None)
+    loaded = load(path)
+    warn(loaded.warnings)
+    what = f"--dry-run={dry_run}" if dry_run else "submission"
+    raise UsageError(
+        f"{path} is valid, but {what} is not available yet in this build",
+        hint=f"use `tau run validate --config {path}` for the offline check",
+    )
+
+
+@app.command(help="Check a run config offline (no cluster contact); prints '<path> is valid'.")
+def validate(
+    name: str = typer.Argument(
+        None, metavar="[NAME]", help="Target name: tau/NAME.yaml.", show_default=False
+    ),
+    config: str = config_option(),
+) -> None:
+    from tau.runconfig import discover, load
+
+    path = discover(Path.cwd(), target=None if config else name, config=config or None)
+    loaded = load(path)
+    if loaded.is_managed:
+        raise UsageError(
+            f"{path}: managed workflow manifests are outside tau run validate; they are "
+            "generated and validated by the Tau Python SDK",
+            hint="validate the direct config that references it, or regenerate it",
+        )
+    warn(loaded.warnings)
+    click.echo(f"{path} is valid")
+
+
+@app.command(help="Print the run config JSON Schema (generated from the models).")
+def schema(
+    output: str = typer.Option("json", "-o", "--output", help="Output format: json."),
+) -> None:
+    if output != "json":
+        raise UsageError("--output must be json")
+    import json
+
+    from tau.runconfig.reference import json_schema
+
+    click.echo(json.dumps(json_schema(), indent=2))
+
+
+@app.command(
+    "explain-config",
+    help="Explain every run config field: type, default, status and rules. Prints a table "
+    "on a terminal and Markdown when piped (choose with --format).",
+)
+def explain_config(
+    format: str = typer.Option(
+        "auto", "--format", help="table, markdown, or auto (table on a terminal)."
+    ),
+) -> None:
+    if format not in ("auto", "table", "markdown"):
+        raise UsageError("--format must be one of: auto, table, markdown")
+    from tau.runconfig import reference
+
+    if format == "markdown" or (format == "auto" and not sys.stdout.isatty()):
+        sys.stdout.write(reference.markdown())
+        return
+    from tau.cli.output import print_table
+
+    print_table(
+        ("field", "type", "default", "status", "description"),
+        [
+            (row.path, row.type, row.default or "", row.status, _describe(row))
+            for row in reference.rows()
+        ],
+        title="Tau run config reference",
+    )
+
+
+def _describe(row) -> str:
+    parts = [row.description]
+    if row.values:
+        parts.append("values: " + ", ".join(row.values))
+    if row.notes:
+        parts.append(row.notes)
+    return " ".join(p if p.endswith(".") else p + "." for p in parts if p)
