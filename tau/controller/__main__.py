@@ -1,0 +1,72 @@
+"""`python -m tau.controller`: run the tau-core controller."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+
+from tau.controller.operator import Options, run
+
+DEFAULT_SYSTEM_NAMESPACE = "tau-system"
+
+
+def parse(argv: list[str] | None = None) -> Options:
+    parser = argparse.ArgumentParser(
+        prog="python -m tau.controller",
+        description="Reconcile TauWorkspace, TauCluster and TauQuotaRequest objects.",
+    )
+    parser.add_argument(
+        "--system-namespace",
+        help="namespace holding TauWorkspaces and TauQuotaRequests"
+        f" (default {DEFAULT_SYSTEM_NAMESPACE})",
+    )
+    parser.add_argument(
+        "--platform-namespace", help="legacy alias of --system-namespace (values must agree)"
+    )
+    parser.add_argument("--health-probe-bind-address", default=":8081", help="/healthz, /readyz")
+    parser.add_argument("--metrics-bind-address", default=":8080", help="/metrics")
+    parser.add_argument(
+        "--leader-elect", action="store_true", help="hold a Lease so only one replica reconciles"
+    )
+    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING"])
+    args = parser.parse_args(argv)
+    system, legacy = args.system_namespace, args.platform_namespace
+    if system and legacy and system != legacy:
+        parser.error(
+            f"--system-namespace={system} conflicts with --platform-namespace={legacy};"
+            " pass one of them"
+        )
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return Options(
+        system_namespace=system or legacy or DEFAULT_SYSTEM_NAMESPACE,
+        health_address=args.health_probe_bind_address,
+        metrics_address=args.metrics_bind_address,
+        leader_elect=args.leader_elect,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(argv)
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await run(options, stop)
+
+    try:
+        asyncio.run(serve())
+    except OSError as error:
+        print(f"error: tau-core-controller cannot start: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

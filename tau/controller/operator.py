@@ -1,0 +1,190 @@
+"""kopf wiring: watches feed the work queue; workers call the reconcilers.
+
+Handlers only translate watch events into queue keys, so every decision stays in the
+reconciler modules. kopf owns watching, reconnects and API discovery; the queue gives each
+object controller-runtime semantics (one reconcile at a time, requeue-after, backoff).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import kopf
+from aiohttp import web
+
+from tau.api.meta import GROUP, VERSION
+from tau.controller import kubeapi as k
+from tau.controller.cluster import ClusterReconciler, node_event_matters
+from tau.controller.leader import RENEW_SECONDS, LeaderElector
+from tau.controller.quota import QuotaReconciler
+from tau.controller.workqueue import WorkQueue, worker
+from tau.controller.workspace import WorkspaceReconciler
+
+log = logging.getLogger(__name__)
+
+WORKERS = 2
+# Objects whose changes can change TauCluster profile resolution.
+CLUSTER_INPUTS = (
+    k.LOCAL_QUEUES,
+    k.CLUSTER_QUEUES,
+    k.RESOURCE_FLAVORS,
+    k.TOPOLOGIES,
+    k.WORKLOAD_PRIORITY_CLASSES,
+    k.PRIORITY_CLASSES,
+    k.ADMISSION_CHECKS,
+)
+
+
+@dataclass
+class Options:
+    system_namespace: str = "tau-system"
+    health_address: str = ":8081"
+    metrics_address: str = ":8080"
+    leader_elect: bool = False
+
+
+def build_registry(queue: WorkQueue) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    node_labels: dict[str, dict[str, str]] = {}
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+        return kopf.login_via_client(**kwargs)
+
+    @kopf.on.event(GROUP, VERSION, "workspaces", registry=registry)
+    def workspace_event(namespace: str, name: str, **_: Any) -> None:
+        queue.add(("workspace", namespace, name))
+
+    @kopf.on.event(GROUP, VERSION, "clusters", registry=registry)
+    def cluster_event(name: str, **_: Any) -> None:
+        queue.add(("cluster", name))
+
+    @kopf.on.event(GROUP, VERSION, "quotarequests", registry=registry)
+    def quota_event(namespace: str, name: str, **_: Any) -> None:
+        queue.add(("quota", namespace, name))
+
+    @kopf.on.event("", "v1", "nodes", registry=registry)
+    def node_event(event: dict[str, Any], name: str, labels: Any, **_: Any) -> None:
+        kind = event.get("type")
+        current = dict(labels)
+        if node_event_matters(kind, node_labels.get(name), current) or name not in node_labels:
+            queue.add(("cluster", "cluster"))
+        if kind == "DELETED":
+            node_labels.pop(name, None)
+        else:
+            node_labels[name] = current
+
+    for resource in CLUSTER_INPUTS:
+
+        @kopf.on.event(resource.group, resource.version, resource.plural, registry=registry)
+        def input_event(**_: Any) -> None:
+            queue.add(("cluster", "cluster"))
+
+    return registry
+
+
+def _split(address: str) -> tuple[str, int]:
+    host, _, port = address.rpartition(":")
+    return host or "0.0.0.0", int(port)
+
+
+async def serve_probes(options: Options, state: dict[str, Any], queue: WorkQueue) -> web.AppRunner:
+    """/healthz and /readyz on the health address, /metrics on the metrics address."""
+
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.Response:
+        if state.get("ready") or state.get("standby"):
+            return web.Response(text="ok")
+        return web.Response(status=503, text="starting")
+
+    async def metrics(_: web.Request) -> web.Response:
+        lines = [
+            "# TYPE tau_controller_reconciles_total counter",
+            *(
+                f'tau_controller_{name.rsplit("_", 1)[1]}_total{{kind="{name.rsplit("_", 1)[0]}"}}'
+                f" {value}"
+                for name, value in sorted(queue.stats.items())
+            ),
+            f"tau_controller_queue_pending {queue.pending()}",
+            f"tau_controller_leader {1 if state.get('ready') else 0}",
+        ]
+        return web.Response(text="\n".join(lines) + "\n")
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    metrics_app = web.Application()
+    metrics_app.router.add_get("/metrics", metrics)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, *_split(options.health_address)).start()
+    metrics_runner = web.AppRunner(metrics_app, access_log=None)
+    await metrics_runner.setup()
+    await web.TCPSite(metrics_runner, *_split(options.metrics_address)).start()
+    state["runners"] = [runner, metrics_runner]
+    return runner
+
+
+async def run(options: Options, stop: asyncio.Event | None = None) -> None:
+    client = k.ControllerClient()
+    queue = WorkQueue()
+    state: dict[str, Any] = {}
+    stop = stop or asyncio.Event()
+    await serve_probes(options, state, queue)
+    elector = LeaderElector(client, options.system_namespace) if options.leader_elect else None
+    tasks: list[asyncio.Task] = []
+    try:
+        if elector:
+            state["standby"] = True
+            await asyncio.to_thread(elector.acquire)
+            state["standby"] = False
+            tasks.append(asyncio.create_task(_renew(elector, stop)))
+        handlers = {
+            "workspace": WorkspaceReconciler(client, options.system_namespace).reconcile,
+            "cluster": ClusterReconciler(client).reconcile,
+            "quota": QuotaReconciler(client, options.system_namespace).reconcile,
+        }
+        tasks += [asyncio.create_task(worker(queue, handlers)) for _ in range(WORKERS)]
+        queue.add(("cluster", "cluster"))
+        settings = kopf.OperatorSettings()
+        settings.posting.enabled = False
+        ready = asyncio.Event()
+
+        async def mark_ready() -> None:
+            await ready.wait()
+            state["ready"] = True
+            log.info("tau-core-controller ready (system namespace %s)", options.system_namespace)
+
+        tasks.append(asyncio.create_task(mark_ready()))
+        await kopf.operator(
+            registry=build_registry(queue),
+            settings=settings,
+            standalone=True,
+            clusterwide=True,
+            stop_flag=stop,
+            ready_flag=ready,
+        )
+    finally:
+        for task in tasks:
+            task.cancel()
+        if elector:
+            await asyncio.to_thread(elector.release)
+        for runner in state.get("runners", []):
+            with contextlib.suppress(Exception):
+                await runner.cleanup()
+        client.close()
+
+
+async def _renew(elector: LeaderElector, stop: asyncio.Event) -> None:
+    """Keep the lease; stop the operator if it is lost (another replica may be leading)."""
+    while not stop.is_set():
+        await asyncio.sleep(RENEW_SECONDS)
+        if not await asyncio.to_thread(elector.try_acquire):
+            log.error("lost the leader lease; stopping")
+            stop.set()

@@ -1,0 +1,198 @@
+"""Fail-closed acceptance of a TauCluster profile set and selection of one profile.
+
+Every check names what is wrong and who owns the fix: the platform owns TauCluster status,
+the researcher owns the profile/namespace/team/lane they asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tau import keys
+from tau.api.cluster import SINGLETON_NAME
+from tau.errors import RuntimeFailure, ValidationError
+from tau.profiles.normalize import normal_label, normal_name, profile_set_hash
+
+PLATFORM = "platform operator (TauCluster cluster)"
+RESEARCHER = "you: policy.profile / namespace / team / lane"
+
+
+class ProfileUnavailable(RuntimeFailure):
+    """The published profile set cannot be trusted (stale, unready, inconsistent)."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    profile: dict[str, Any]
+    generation: int
+    profile_set_hash: str
+    source: str
+
+    @property
+    def name(self) -> str:
+        return self.profile["name"]
+
+    def stamps(self) -> dict[str, str]:
+        """Annotations identifying the observed revision on every rendered object."""
+        return {
+            keys.TAU_CLUSTER_GENERATION: str(self.generation),
+            keys.WORKLOAD_PROFILE_SET_HASH: self.profile_set_hash,
+            keys.WORKLOAD_PROFILE: self.name,
+        }
+
+
+def ready_at(profile: dict[str, Any], generation: int) -> tuple[bool, str]:
+    for cond in profile.get("conditions") or []:
+        if cond.get("type") == keys.COND_READY:
+            if cond.get("observedGeneration") != generation:
+                return (
+                    False,
+                    f"its Ready condition is for generation {cond.get('observedGeneration')}",
+                )
+            if cond.get("status") != "True":
+                return False, f"{cond.get('reason', '')}: {cond.get('message', '')}".strip(": ")
+            return True, ""
+    return False, "it has no Ready condition"
+
+
+def applicability_problem(
+    profile: dict[str, Any], namespace: str | None, team: str | None, lane: str | None
+) -> str:
+    scope = profile.get("applicability") or {}
+    asked = {"namespaces": namespace, "teams": team, "lanes": lane}
+    for field, value in asked.items():
+        allowed = scope.get(field) or []
+        if not allowed:
+            continue
+        fn = normal_name if field == "namespaces" else normal_label
+        if not value:
+            return f"it is limited to {field} {', '.join(allowed)} and no {field[:-1]} was given"
+        if fn(value) not in allowed:
+            return f"{field[:-1]} {value!r} is not in {', '.join(allowed)}"
+    return ""
+
+
+@dataclass(frozen=True)
+class ProfileSet:
+    generation: int
+    profile_set_hash: str
+    profiles: tuple[dict[str, Any], ...]
+    source: str
+
+    def select(
+        self,
+        profile: str | None = None,
+        *,
+        namespace: str | None = None,
+        team: str | None = None,
+        lane: str | None = None,
+    ) -> Selection:
+        """The requested profile, or the unique ready and applicable one."""
+        if profile:
+            wanted = normal_name(profile)
+            found = [p for p in self.profiles if p.get("name") == wanted]
+            if not found:
+                names = ", ".join(p["name"] for p in self.profiles) or "none"
+                raise ValidationError(
+                    f"workload profile {profile!r} is not published by {self.source}"
+                    f" (profiles: {names})",
+                    owner=RESEARCHER,
+                )
+            chosen = found[0]
+            ok, why = ready_at(chosen, self.generation)
+            if not ok:
+                raise ProfileUnavailable(
+                    f"workload profile {wanted!r} is not ready at generation"
+                    f" {self.generation}: {why}",
+                    owner=PLATFORM,
+                )
+            problem = applicability_problem(chosen, namespace, team, lane)
+            if problem:
+                raise ValidationError(
+                    f"workload profile {wanted!r} does not apply here: {problem}", owner=RESEARCHER
+                )
+            return Selection(chosen, self.generation, self.profile_set_hash, self.source)
+        usable = [
+            p
+            for p in self.profiles
+            if ready_at(p, self.generation)[0]
+            and not applicability_problem(p, namespace, team, lane)
+        ]
+        if len(usable) == 1:
+            return Selection(usable[0], self.generation, self.profile_set_hash, self.source)
+        scope = f"namespace={namespace or '-'} team={team or '-'} lane={lane or '-'}"
+        if not usable:
+            raise ValidationError(
+                f"no ready workload profile of {self.source} applies to {scope}",
+                hint="set policy.profile, or ask the platform for an applicable profile",
+                owner=RESEARCHER,
+            )
+        names = ", ".join(p["name"] for p in usable)
+        raise ValidationError(
+            f"workload profile selection is ambiguous for {scope}: {names}",
+            hint="set policy.profile to one of them",
+            owner=RESEARCHER,
+        )
+
+
+def accept_status(tau_cluster: dict[str, Any]) -> ProfileSet:
+    """The TauCluster's published profile set, only if it is current, ready and consistent."""
+    meta = tau_cluster.get("metadata") or {}
+    if meta.get("name") != SINGLETON_NAME:
+        raise ProfileUnavailable(
+            f"TauCluster {meta.get('name')!r} is not the singleton {SINGLETON_NAME!r}",
+            owner=PLATFORM,
+        )
+    generation = meta.get("generation")
+    status = (tau_cluster.get("status") or {}).get("workloadProfiles")
+    if not status:
+        raise ProfileUnavailable(
+            "TauCluster cluster publishes no workload profile status yet", owner=PLATFORM
+        )
+    if status.get("observedGeneration") != generation:
+        raise ProfileUnavailable(
+            f"TauCluster workload profiles are stale: observed generation"
+            f" {status.get('observedGeneration')}, current {generation}",
+            hint="wait for the controller to reconcile the new revision",
+            owner=PLATFORM,
+        )
+    conditions = (tau_cluster.get("status") or {}).get("conditions") or []
+    ready = next(
+        (c for c in conditions if c.get("type") == keys.COND_WORKLOAD_PROFILES_READY), None
+    )
+    if ready is None or ready.get("observedGeneration") != generation:
+        raise ProfileUnavailable(
+            f"TauCluster condition WorkloadProfilesReady is missing for generation {generation}",
+            owner=PLATFORM,
+        )
+    if ready.get("status") != "True":
+        raise ProfileUnavailable(
+            f"TauCluster workload profiles are not ready: {ready.get('reason')}:"
+            f" {ready.get('message', '')}",
+            owner=PLATFORM,
+        )
+    profiles = tuple(status.get("profiles") or [])
+    return consistent(
+        generation, status.get("profileSetHash") or "", profiles, "TauCluster cluster"
+    )
+
+
+def consistent(
+    generation: int, published: str, profiles: tuple[dict[str, Any], ...], source: str
+) -> ProfileSet:
+    if not published:
+        raise ProfileUnavailable(f"{source} publishes no profileSetHash", owner=PLATFORM)
+    try:
+        computed = profile_set_hash(list(profiles))
+    except ValueError as error:
+        raise ProfileUnavailable(
+            f"{source} profiles are inconsistent: {error}", owner=PLATFORM
+        ) from None
+    if computed != published:
+        raise ProfileUnavailable(
+            f"{source} profileSetHash {published[:12]}… does not match its profiles"
+            f" ({computed[:12]}…); refusing drifted or edited profile data",
+            owner=PLATFORM,
+        )
+    return ProfileSet(generation, published, profiles, source)

@@ -1,0 +1,96 @@
+"""TauWorkloadProfileSnapshot: a ready profile revision frozen into a file.
+
+Client dry-runs read it instead of the cluster; the same acceptance rules apply, so a
+snapshot can never authorize anything the live status would not have.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tau.api.meta import API_VERSION
+from tau.errors import ValidationError
+from tau.profiles.select import PLATFORM, ProfileSet, ProfileUnavailable, consistent, ready_at
+
+SNAPSHOT_KIND = "TauWorkloadProfileSnapshot"
+
+
+def snapshot_from(profile_set: ProfileSet) -> dict[str, Any]:
+    """The snapshot envelope; every profile must be Ready at the snapshot's generation."""
+    for profile in profile_set.profiles:
+        ok, why = ready_at(profile, profile_set.generation)
+        if not ok:
+            raise ProfileUnavailable(
+                f"cannot export: workload profile {profile.get('name')!r} is not ready: {why}",
+                hint="export only a fully ready revision",
+                owner=PLATFORM,
+            )
+    return {
+        "apiVersion": API_VERSION,
+        "kind": SNAPSHOT_KIND,
+        "tauClusterGeneration": profile_set.generation,
+        "profileSetHash": profile_set.profile_set_hash,
+        "profiles": list(profile_set.profiles),
+    }
+
+
+def dump_snapshot(snapshot: dict[str, Any]) -> str:
+    return yaml.safe_dump(snapshot, sort_keys=False)
+
+
+def write_snapshot(snapshot: dict[str, Any], path: Path) -> None:
+    """Write atomically (temp file in the same directory, fsync, rename), mode 0644."""
+    path = Path(path)
+    fd, temp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(dump_snapshot(snapshot))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def load_snapshot(path: Path) -> ProfileSet:
+    """A snapshot file as a `ProfileSet`; any tampering or unready profile is refused."""
+    path = Path(path)
+    source = f"snapshot {path}"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise ValidationError(f"{source}: cannot read: {error}", owner="you") from None
+    if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
+        raise ValidationError(f"{source}: not a {SNAPSHOT_KIND}", owner="you")
+    if data.get("apiVersion") != API_VERSION:
+        raise ValidationError(
+            f"{source}: apiVersion must be {API_VERSION}, got {data.get('apiVersion')!r}",
+            owner="you",
+        )
+    generation = data.get("tauClusterGeneration")
+    if not isinstance(generation, int) or generation < 1:
+        raise ValidationError(f"{source}: tauClusterGeneration must be an integer ≥ 1", owner="you")
+    profiles = data.get("profiles")
+    if not isinstance(profiles, list) or not all(isinstance(p, dict) for p in profiles):
+        raise ValidationError(f"{source}: profiles must be a list of profiles", owner="you")
+    for profile in profiles:
+        ok, why = ready_at(profile, generation)
+        if not ok:
+            raise ValidationError(
+                f"{source}: profile {profile.get('name')!r} is not ready: {why}",
+                hint="re-export a ready revision with `tau cluster profiles export`",
+                owner="you",
+            )
+    try:
+        return consistent(
+            generation, str(data.get("profileSetHash") or ""), tuple(profiles), source
+        )
+    except ProfileUnavailable as error:
+        raise ValidationError(error.message, hint="re-export the snapshot", owner="you") from None
