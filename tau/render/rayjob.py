@@ -44,7 +44,8 @@ MAX_GPUS_PER_WORKER = 8
 TTL_AFTER_FINISHED = 15
 TERMINATION_GRACE_SECONDS = 600
 HEALTH_PORT = 52365
-_RAY_VERSION = re.compile(r"ray(\d+\.\d+\.\d+)")
+_RAY_VERSION = re.compile(r"ray-?(\d+\.\d+\.\d+)")
+_TAG_VERSION = re.compile(r"^(\d+\.\d+\.\d+)")
 
 DEFAULT_RESOURCES = Resources("2", "8Gi", "4", "16Gi")
 DEFAULT_GPU_WORKER_RESOURCES = Resources("8", "64Gi", "16", "128Gi")
@@ -81,8 +82,15 @@ CRITICAL_ADDONS_TOLERATION = {
 
 
 def ray_version(image: str) -> str:
-    match = _RAY_VERSION.search(image.rsplit("/", 1)[-1])
-    return match.group(1) if match else DEFAULT_RAY_VERSION
+    """`…/ray:py3.12-ray2.56.0-cuda13.0` and `rayproject/ray:2.40.0-py312-gpu` → version."""
+    repository, _, tag = image.split("@", 1)[0].rpartition("/")[2].partition(":")
+    match = _RAY_VERSION.search(tag)
+    if match:
+        return match.group(1)
+    match = _TAG_VERSION.match(tag)
+    if repository == "ray" and match:
+        return match.group(1)
+    return DEFAULT_RAY_VERSION
 
 
 def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The `_tau_tune_driver.py` shipped with `execution.launcher: ray-tune` RayJobs.
 
-It keeps researcher code free of Tune plumbing: the researcher's script defines
-`train_loop_per_worker(config)` (a Ray Train loop that calls `ray.train.report`); the driver
+It keeps researcher code free of Tune plumbing: the researcher's script defines a Ray Train
+loop that calls `ray.train.report` (`train_loop_per_worker(config)`, or `train_loop(config)`,
+or `train(config)`, first found wins); the driver
 wraps it in a TorchTrainer sized by Tau and sweeps `execution.configs`, where a list means
 "grid search over these values".
 """
@@ -21,6 +22,8 @@ import ray
 from ray import train, tune
 from ray.train.torch import TorchTrainer
 
+LOOP_NAMES = ("train_loop_per_worker", "train_loop", "train")
+
 
 def _load_loop():
     path = os.environ.get("TAU_TUNE_TRAIN_PATH")
@@ -31,10 +34,11 @@ def _load_loop():
         spec.loader.exec_module(module)
     else:
         module = importlib.import_module(os.environ["TAU_TUNE_TRAIN_MODULE"])
-    loop = getattr(module, "train_loop_per_worker", None)
-    if loop is None:
-        sys.exit("tau: the ray-tune entrypoint must define train_loop_per_worker(config)")
-    return loop
+    for name in LOOP_NAMES:
+        loop = getattr(module, name, None)
+        if callable(loop):
+            return loop
+    sys.exit("tau: the ray-tune entrypoint must define one of " + ", ".join(LOOP_NAMES))
 
 
 def _space(raw):

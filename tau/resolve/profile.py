@@ -1,0 +1,64 @@
+"""The workload-profile layer: a fail-closed `tau.profiles` selection as a resolution input.
+
+Selection itself (readiness, applicability, ambiguity) belongs to `tau.profiles`; this
+module only decides which profile source a run uses and turns the selection into the
+`ProfileLayer` resolution consumes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tau.errors import ValidationError
+from tau.resolve.layers import ProfileLayer
+
+RESEARCHER = "researcher: tau.yaml"
+SNAPSHOT_SCOPE = ("policy.namespace", "policy.team", "policy.lane")
+
+
+def profile_layer(selection: Any) -> ProfileLayer:
+    """A `tau.profiles.select.Selection` as the profile layer."""
+    profile = selection.profile
+    priorities = profile.get("priorities") or {}
+    return ProfileLayer(
+        name=selection.name,
+        origin=selection.source,
+        gpus_per_worker=int(profile.get("gpusPerWorker", 0)),
+        worker_count=int(profile.get("workerCount", 1)),
+        placement=profile.get("placement") or "independent",
+        mode=profile.get("mode") or "fixed",
+        queue=profile.get("defaultLocalQueue"),
+        workload_priority_class=priorities.get("workloadPriorityClassName"),
+        pod_priority_class=priorities.get("podPriorityClassName"),
+        disable_default_priorities=bool(profile.get("disableDefaultPriorities")),
+        cluster_generation=selection.generation,
+        profile_set_hash=selection.profile_set_hash,
+        topology_aware=bool(profile.get("topologies")),
+    )
+
+
+def snapshot_profile(loaded: Any) -> ProfileLayer | None:
+    """Offline selection from `policy.workload_profile_snapshot`, or None when unset.
+
+    A snapshot authorises nothing by itself, so the run config must name the namespace,
+    team and lane the selection is scoped to.
+    """
+    from tau.profiles.snapshot import load_snapshot
+
+    config = loaded.config
+    policy = config.policy
+    snapshot = policy.workload_profile_snapshot if policy else None
+    if not snapshot:
+        return None
+    missing = [dotted for dotted in SNAPSHOT_SCOPE if not getattr(policy, dotted.split(".")[1])]
+    if missing:
+        raise ValidationError(
+            f"{', '.join(missing)} is required with policy.workload_profile_snapshot so "
+            "offline profile selection has explicit namespace/team/lane authorization scope",
+            owner=RESEARCHER,
+        )
+    profile_set = load_snapshot(loaded.base_dir / snapshot)
+    selection = profile_set.select(
+        policy.profile, namespace=policy.namespace, team=policy.team, lane=policy.lane
+    )
+    return profile_layer(selection)

@@ -1,0 +1,84 @@
+"""Where every resolved run setting came from.
+
+"Dry-run output must keep default sources visible": a researcher looking at a rendered Job
+must be able to tell whether its queue came from their tau.yaml, the TauWorkspace, the
+workload profile, a flag or a built-in default, and therefore who to ask to change it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Layer(StrEnum):
+    """The layers of §4.1, lowest precedence first, plus defaults and placeholders."""
+
+    DEFAULT = "built-in default"
+    DISCOVERY = "discovery"
+    DESCRIPTOR = "connection descriptor"
+    WORKSPACE = "workspace default"
+    PROFILE = "profile"
+    FILE = "file"
+    ENV = "environment"
+    FLAG = "CLI flag"
+    DERIVED = "derived"
+    UNRESOLVED = "unresolved"
+
+
+@dataclass(frozen=True)
+class Source:
+    layer: Layer
+    detail: str = ""
+
+    def __str__(self) -> str:
+        if self.layer is Layer.FILE:
+            return self.detail
+        return f"{self.layer.value} ({self.detail})" if self.detail else self.layer.value
+
+
+@dataclass(frozen=True)
+class Resolved:
+    value: Any
+    source: Source
+
+
+@dataclass
+class Provenance:
+    """An ordered record: setting name → resolved value and its source."""
+
+    entries: dict[str, Resolved] = field(default_factory=dict)
+
+    def record(self, name: str, value: Any, source: Source) -> Any:
+        self.entries[name] = Resolved(value, source)
+        return value
+
+    def source_of(self, name: str) -> Source | None:
+        entry = self.entries.get(name)
+        return entry.source if entry else None
+
+    def value_of(self, name: str) -> Any:
+        entry = self.entries.get(name)
+        return entry.value if entry else None
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        return [
+            (name, _display(entry.value), str(entry.source)) for name, entry in self.entries.items()
+        ]
+
+    def as_json(self) -> list[dict[str, str]]:
+        return [
+            {"setting": name, "value": value, "source": source}
+            for name, value, source in self.rows()
+        ]
+
+
+def _display(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ",".join(str(item) for item in value)
+    return str(value)
