@@ -182,10 +182,12 @@ def stack_config_map(settings: Mapping[str, Any]) -> dict[str, str]:
     return encoded
 
 
-def run_stack(settings: Mapping[str, Any], stack: str = "test") -> StackRun:
+def run_stack(
+    settings: Mapping[str, Any], stack: str = "test", monitor: RecordingMonitor | None = None
+) -> StackRun:
     """Run `infra/__main__.py` exactly as `pulumi up` would, against the mock engine."""
     mocks = AzureMocks()
-    monitor = RecordingMonitor(mocks)
+    monitor = monitor or RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
     runtime_config.set_all_config(stack_config_map(settings))
     exported: dict[str, Any] = {}
