@@ -1,0 +1,106 @@
+"""The normalized metric point schema (`tau.metrics.scalar.v2`) and its Parquet files.
+
+Every writer (track, JSONL import, the stellar logger, the local engine) produces an Arrow
+table with exactly these columns, so readers, summaries and exports see one shape. pyarrow
+is imported lazily: commands that never touch metrics stay fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tau.evidence import atomic, schema, summaries
+from tau.evidence.store import Transaction, now
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def arrow_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("project", pa.string(), nullable=False),
+            pa.field("run_group_id", pa.string(), nullable=False),
+            pa.field("run_id", pa.string(), nullable=False),
+            pa.field("metric_name", pa.string(), nullable=False),
+            pa.field("step", pa.int64()),
+            pa.field("wall_time", pa.timestamp("us", tz="UTC")),
+            pa.field("value", pa.float64(), nullable=False),
+            pa.field("unit", pa.string()),
+            pa.field("source", pa.string(), nullable=False),
+            pa.field("split", pa.string()),
+            pa.field("tags", pa.string(), nullable=False),
+        ]
+    )
+
+
+def from_rows(rows: list[dict[str, Any]]) -> pa.Table:
+    """A point table from plain dicts (small writers: track, tests)."""
+    import pyarrow as pa
+
+    columns = {name: [row.get(name) for row in rows] for name in schema.METRIC_COLUMNS}
+    return pa.Table.from_pydict(columns, schema=arrow_schema())
+
+
+@dataclass(frozen=True)
+class MetricFile:
+    file_id: str
+    path: str
+    row_count: int
+    created: bool
+
+
+def write_metric_file(
+    txn: Transaction,
+    table: pa.Table,
+    *,
+    rel_path: str,
+    file_id: str,
+    project: str,
+    run_group_id: str,
+    run_id: str,
+) -> MetricFile:
+    """Write one Parquet file atomically, index it and fold it into the run's summaries."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if txn.fetch("metric_files", {"file_id": file_id}) is not None:
+        # File ids are derived from the request hash: the same id means the same request.
+        return MetricFile(file_id, rel_path, table.num_rows, created=False)
+    table = table.cast(arrow_schema())
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    data = buffer.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+    steps = pc.min_max(table["step"])
+    row = {
+        "file_id": file_id,
+        "path": rel_path,
+        "format": "parquet",
+        "schema_version": schema.METRIC_SCHEMA_VERSION,
+        "schema_hash": schema.metric_schema_hash(),
+        "project": project,
+        "run_group_id": run_group_id,
+        "run_id": run_id,
+        "row_count": table.num_rows,
+        "digest": digest,
+        "min_step": steps["min"].as_py(),
+        "max_step": steps["max"].as_py(),
+        "created_at": now(),
+    }
+    atomic.write_bytes(txn.store.root / rel_path, data)
+    txn.insert("metric_files", row)
+    summaries.fold(txn, summaries.summarize(table), file_id=file_id, run_id=run_id)
+    return MetricFile(file_id, rel_path, table.num_rows, created=True)
+
+
+def read_file(path: Path) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, schema=arrow_schema())

@@ -1,0 +1,1 @@
+"""The taugrid-portal command line."""
