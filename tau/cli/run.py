@@ -93,6 +93,12 @@ def run(
         envvar="TAU_SYSTEM_NAMESPACE",
         help="Namespace holding TauWorkspace and TauCluster objects.",
     ),
+    output: str = typer.Option(
+        "yaml",
+        "-o",
+        "--output",
+        help="--dry-run=client output: yaml (multi-document) or json (a list of objects).",
+    ),
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -108,6 +114,20 @@ def run(
     path = discover(Path.cwd(), target=None if config else target, config=config or None)
     loaded = load(path)
     warn(loaded.warnings)
+    if dry_run == "client":
+        from tau.cli.dryrun import client_dry_run
+        from tau.resolve.layers import Overrides
+
+        overrides = Overrides(
+            namespace=namespace,
+            workspace=workspace,
+            context=context,
+            service_account=service_account,
+            run_name=target if config and target else "",
+            dry_run=dry_run,
+        )
+        client_dry_run(loaded, overrides, output=output, project=project)
+        return
     what = f"--dry-run={dry_run}" if dry_run else "submission"
     raise UsageError(
         f"{path} is valid, but {what} is not available yet in this build",

@@ -312,7 +312,7 @@ class _Resolver:
             script=self.resolve_script(),
             source=self.resolve_source(),
             source_entrypoint=self.model.entrypoint_value if self.get("run.source") else None,
-            configs=tuple(sorted((self.get("execution.configs") or {}).items())),
+            configs=self.resolve_configs(),
             nodes=nodes,
             processes_per_node=processes,
             gpus=gpus,
@@ -821,7 +821,15 @@ class _Resolver:
 
     def resolve_env(self) -> tuple[tuple[str, str], ...]:
         env = self.get("runtime.env") or {}
+        for name, value in sorted(env.items()):
+            self.record(f"env {name}", value, self.file(f"runtime.env.{name}"))
         return tuple(sorted(env.items()))
+
+    def resolve_configs(self) -> tuple[tuple[str, object], ...]:
+        configs = self.get("execution.configs") or {}
+        for name, value in sorted(configs.items()):
+            self.record(f"config {name}", value, self.file(f"execution.configs.{name}"))
+        return tuple(sorted(configs.items()))
 
     def resolve_env_secret(self) -> tuple[tuple[str, SecretRef], ...]:
         refs = []

@@ -74,6 +74,18 @@ class Provenance:
         ]
 
 
+def format_table(rows: list[tuple[str, str, str]], *, max_value: int = 48) -> str:
+    """A compact three-column table for stderr (stdout stays machine-readable)."""
+    header = ("SETTING", "VALUE", "SOURCE")
+    shown = [
+        (name, value if len(value) <= max_value else value[: max_value - 1] + "…", source)
+        for name, value, source in rows
+    ]
+    widths = [max(len(row[i]) for row in [header, *shown]) for i in range(2)]
+    lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in [header, *shown]]
+    return "\n".join(lines) + "\n"
+
+
 def _display(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -1,0 +1,77 @@
+"""From a run config path and flags to a resolved, renderable run (client dry-run path).
+
+Gathers the layers that exist offline — the validated config, the checked-in connection
+descriptor, a workload-profile snapshot, the Git commit — and hands them to
+`resolve_run`. Live TauWorkspace/TauCluster reads join here with the submission path.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tau.errors import UsageError
+from tau.resolve.layers import (
+    ConfigLayer,
+    DescriptorLayer,
+    Overrides,
+    Resolution,
+    resolve_run,
+)
+from tau.resolve.profile import snapshot_profile
+
+
+def resolve_request(
+    loaded: Any,
+    overrides: Overrides,
+    *,
+    project: str = "",
+    argv: tuple[str, ...] = (),
+    env: Mapping[str, str] | None = None,
+) -> Resolution:
+    if loaded.is_managed or loaded.config.is_managed_dispatch:
+        raise UsageError(
+            f"{loaded.path}: managed workflow configs are rendered by the Tau Python SDK "
+            "workflow path, which this build does not submit",
+            hint="use a direct run config (engine: job or rayjob)",
+        )
+    return resolve_run(
+        ConfigLayer(loaded),
+        overrides=overrides,
+        descriptor=_descriptor(loaded.base_dir, project),
+        profile=snapshot_profile(loaded),
+        env=os.environ if env is None else env,
+        code_sha=git_head(loaded.base_dir),
+        argv=argv,
+    )
+
+
+def _descriptor(start: Path, project: str) -> DescriptorLayer | None:
+    """The checked-in (or locally assigned) connection; none is fine for client dry-run."""
+    from tau.resolve.discovery import DescriptorNotFound, discover_connection
+
+    try:
+        source = discover_connection(start, project=project)
+    except DescriptorNotFound:
+        return None
+    descriptor = source.descriptor
+    return DescriptorLayer(source.shown, descriptor.workspace, descriptor.cluster.contextName)
+
+
+def git_head(directory: Path) -> str | None:
+    """The commit the code comes from (provenance); None outside Git."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(directory), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head = result.stdout.strip()
+    return head if result.returncode == 0 and head else None
