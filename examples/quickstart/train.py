@@ -1,16 +1,21 @@
-"""A tiny pure-Python "training" run: fit y = 3x - 2 with SGD and log JSONL metrics.
+"""A tiny pure-Python "training" run: fit y = 3x - 2 with SGD and log metrics with tau.stellar.
 
-Metrics go to $TAU_OUTPUT_DIR/metrics.jsonl (one JSON object per step with the integer
-`_step` and Unix `_timestamp` every Tau metric row carries); the fitted weights go to
-$TAU_OUTPUT_DIR/model.json. Without TAU_OUTPUT_DIR it writes to ./outputs.
+`stellar.log` writes W&B-style history rows (`_step`, `_timestamp`, loss, accuracy) into a
+local packet under $TAU_OUTPUT_DIR/stellar/<run>/; `stellar.finish()` syncs the packet into
+the experiment store ($TAU_EXP_STORE, or ./.tau/store when nothing is configured). The
+fitted weights go to $TAU_OUTPUT_DIR/model.json. Without TAU_OUTPUT_DIR it writes to ./outputs.
+
+    python train.py
+    taugrid-portal experiment --store .tau/store search -q toy-regression
 """
 
 import argparse
 import json
 import os
 import random
-import time
 from pathlib import Path
+
+from tau import stellar
 
 
 def parse_args() -> argparse.Namespace:
@@ -35,23 +40,31 @@ def main() -> None:
     train, test = make_data(rng, 256), make_data(rng, 64)
     out = Path(os.environ.get("TAU_OUTPUT_DIR", "outputs"))
     out.mkdir(parents=True, exist_ok=True)
+    stellar.init(
+        project="quickstart",
+        experiment="toy-regression",
+        group="baseline",
+        config=vars(args),
+        dir=out / "stellar",
+    )
 
     w, b = 0.0, 0.0
-    with (out / "metrics.jsonl").open("w") as metrics:
-        for step in range(1, args.steps + 1):
-            x, y = train[step % len(train)]
-            error = (w * x + b) - y
-            w -= args.lr * 2 * error * x
-            b -= args.lr * 2 * error
-            if step % 10 == 0 or step == args.steps:
-                loss = sum(((w * x + b) - y) ** 2 for x, y in test) / len(test)
-                # "accuracy": share of test points predicted within 0.25 of the target.
-                accuracy = sum(abs((w * x + b) - y) < 0.25 for x, y in test) / len(test)
-                row = {"_step": step, "_timestamp": time.time(), "loss": loss, "accuracy": accuracy}
-                metrics.write(json.dumps(row) + "\n")
+    for step in range(1, args.steps + 1):
+        x, y = train[step % len(train)]
+        error = (w * x + b) - y
+        w -= args.lr * 2 * error * x
+        b -= args.lr * 2 * error
+        if step % 10 == 0 or step == args.steps:
+            loss = sum(((w * x + b) - y) ** 2 for x, y in test) / len(test)
+            # "accuracy": share of test points predicted within 0.25 of the target.
+            accuracy = sum(abs((w * x + b) - y) < 0.25 for x, y in test) / len(test)
+            stellar.log({"loss": loss, "accuracy": accuracy}, step=step)
 
     (out / "model.json").write_text(json.dumps({"w": w, "b": b, "steps": args.steps}) + "\n")
-    print(f"trained {args.steps} steps: w={w:.3f} b={b:.3f} loss={loss:.4f} accuracy={accuracy:.2f}")
+    stellar.log_artifact(out / "model.json", name="model", type="checkpoint")
+    synced = stellar.finish()
+    print(f"trained {args.steps} steps: w={w:.3f} b={b:.3f} loss={loss:.4f} acc={accuracy:.2f}")
+    print(f"evidence: run {synced['run']} in store {synced['store']}")
 
 
 if __name__ == "__main__":
