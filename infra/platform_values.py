@@ -54,26 +54,28 @@ class AdxWiring:
 
 @dataclass(frozen=True)
 class PlatformValues:
-    cluster_name: str
     workspace_namespace: str
     gpu: GpuQueue | None = None
     adx: AdxWiring | None = None
-    bootstrap_workspace: str | None = None
     overrides: Mapping[str, Any] | None = None
 
 
 def taugrid_values(inputs: PlatformValues) -> dict[str, Any]:
+    """The chart values for one stack, in the key layout of `charts/taugrid/values.schema.json`.
+
+    Terraform's template also wrote Portal board wiring (workloadNamespace, source, cluster,
+    access, jobs scope, kusto, runHistory), recorder `cluster`/`schemaManagement` and
+    `tau-core-controller.tauCluster.defaultWorkloadProfileNamespace`; the chart does not accept
+    those keys (its schema rejects unknown keys), so they are added here when it does.
+    """
     values: dict[str, Any] = {
         "components": {"gpuMonitoring": {"enabled": inputs.gpu is not None}},
         "baselineQueue": {"gpu": _queue_gpu(inputs.gpu)},
-        "tau-core-controller": {
-            "tauCluster": {"defaultWorkloadProfileNamespace": inputs.workspace_namespace}
-        },
-        "taugrid-core": {"portal": _portal(inputs)},
+        "taugrid-core": {"portal": _portal(inputs.adx)},
     }
     if inputs.adx is not None and inputs.adx.recorder_client_id is not None:
         values["taugrid-core"]["lifecycleRecorder"] = _lifecycle_recorder(
-            inputs, inputs.adx.endpoint, inputs.adx.recorder_client_id
+            inputs.workspace_namespace, inputs.adx.endpoint, inputs.adx.recorder_client_id
         )
     if inputs.gpu is not None:
         values["gpu-monitoring"] = _gpu_monitoring(inputs.gpu)
@@ -103,61 +105,26 @@ def _queue_gpu(gpu: GpuQueue | None) -> dict[str, Any]:
     }
 
 
-def _portal(inputs: PlatformValues) -> dict[str, Any]:
+def _portal(adx: AdxWiring | None) -> dict[str, Any]:
     service_account: dict[str, Any] = {"create": True, "name": PORTAL_SERVICE_ACCOUNT}
-    portal: dict[str, Any] = {
-        "enabled": True,
-        "workloadNamespace": inputs.workspace_namespace,
-        "source": "kusto",
-        "cluster": inputs.cluster_name,
-        "serviceAccount": service_account,
-        "rbac": {"create": True},
-        "access": {"mode": "cluster-internal", "externalURL": ""},
-    }
-    if inputs.adx is not None:
+    if adx is not None:
         service_account["annotations"] = {
-            keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: inputs.adx.portal_client_id
+            keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: adx.portal_client_id
         }
-    if inputs.bootstrap_workspace is not None:
-        portal["jobs"] = {
-            "scopeMode": "operator",
-            "operatorScopes": [
-                {
-                    "team": inputs.bootstrap_workspace,
-                    "namespace": inputs.workspace_namespace,
-                    "localQueue": LOCAL_QUEUE,
-                }
-            ],
-        }
-    if inputs.adx is not None:
-        portal["kusto"] = {
-            "endpoint": inputs.adx.endpoint,
-            "database": ADX_METRICS_DATABASE,
-            "ingestion": "remote-write",
-        }
-        if inputs.adx.recorder_client_id is not None:
-            portal["runHistory"] = {"enabled": True, "table": LIFECYCLE_TABLE}
-    return portal
+    return {"enabled": True, "serviceAccount": service_account, "rbac": {"create": True}}
 
 
 def _lifecycle_recorder(
-    inputs: PlatformValues, endpoint: str, recorder_client_id: str
+    target_namespace: str, endpoint: str, recorder_client_id: str
 ) -> dict[str, Any]:
     return {
         "enabled": True,
-        "targetNamespace": inputs.workspace_namespace,
-        "cluster": inputs.cluster_name,
-        "kusto": {
-            "endpoint": endpoint,
-            "database": ADX_METRICS_DATABASE,
-            "table": LIFECYCLE_TABLE,
-        },
-        "schemaManagement": {"enabled": True, "namespace": ADX_MON_NAMESPACE},
-        "workloadIdentity": {"enabled": True},
+        # Its ServiceAccount is named after resourceName, the federated subject's name.
+        "resourceName": RECORDER_SERVICE_ACCOUNT,
+        "targetNamespace": target_namespace,
+        "kusto": {"endpoint": endpoint, "database": ADX_METRICS_DATABASE, "table": LIFECYCLE_TABLE},
         "serviceAccount": {
-            "create": True,
-            "name": RECORDER_SERVICE_ACCOUNT,
-            "annotations": {keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: recorder_client_id},
+            "annotations": {keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: recorder_client_id}
         },
         "rbac": {"create": True},
     }
@@ -166,16 +133,13 @@ def _lifecycle_recorder(
 def _gpu_monitoring(gpu: GpuQueue) -> dict[str, Any]:
     monitoring: dict[str, Any] = {
         "gpuSkus": {
-            gpu.monitoring_sku_name: {
-                "instanceTypes": [gpu.vm_size],
-                "num_gpus": gpu.count_per_node,
-            }
+            gpu.monitoring_sku_name: {"instanceTypes": [gpu.vm_size], "numGpus": gpu.count_per_node}
         }
     }
     if gpu.dcgm_exporter_url is not None:
         monitoring["dcgmHealth"] = {
             "source": DCGM_SOURCE_EXPORTER,
-            "exporterUrl": gpu.dcgm_exporter_url,
+            "scrapeUrl": gpu.dcgm_exporter_url,
         }
     return monitoring
 

@@ -111,18 +111,12 @@ def _gpu_queue(config: StackConfig) -> GpuQueue | None:
     )
 
 
-def _platform_values(
-    config: StackConfig, adx: AdxWiring | None = None, cluster_name: str | None = None
-) -> dict[str, Any]:
+def _platform_values(config: StackConfig, adx: AdxWiring | None = None) -> dict[str, Any]:
     return taugrid_values(
         PlatformValues(
-            cluster_name=cluster_name or config.cluster_name,
             workspace_namespace=config.workspace_namespace,
             gpu=_gpu_queue(config),
             adx=adx,
-            bootstrap_workspace=config.bootstrap_workspace.name
-            if config.bootstrap_workspace
-            else None,
             overrides=config.taugrid_values,
         )
     )
@@ -282,19 +276,13 @@ def _adx_plane(
         ),
     )
     values = pulumi.Output.all(
-        adx.uri,
-        portal.client_id,
-        recorder.client_id if recorder else None,
-        aks.cluster_name,
+        adx.uri, portal.client_id, recorder.client_id if recorder else None
     ).apply(
         lambda resolved: _platform_values(
             config,
             AdxWiring(
-                endpoint=resolved[0],
-                portal_client_id=resolved[1],
-                recorder_client_id=resolved[2],
+                endpoint=resolved[0], portal_client_id=resolved[1], recorder_client_id=resolved[2]
             ),
-            cluster_name=resolved[3],
         )
     )
     identities = [portal, adx_mon, *([recorder] if recorder else [])]

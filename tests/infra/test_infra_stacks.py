@@ -267,7 +267,7 @@ def test_h200_pool_and_quota(runs):
     [flavor] = values["baselineQueue"]["gpu"]["flavors"]
     assert flavor["resources"] == [{"name": "nvidia.com/gpu", "nominalQuota": "8"}]
     assert values["gpu-monitoring"]["gpuSkus"] == {
-        "h200": {"instanceTypes": ["Standard_ND96isr_H200_v5"], "num_gpus": 8}
+        "h200": {"instanceTypes": ["Standard_ND96isr_H200_v5"], "numGpus": 8}
     }
     assert run.outputs["gpu_quota"] == 8
 
@@ -338,7 +338,7 @@ def test_self_managed_gpu_stack_is_the_device_plugin_and_the_dcgm_exporter(runs)
     monitoring = run.named("platform-release").inputs["values"]["gpu-monitoring"]
     assert monitoring["dcgmHealth"] == {
         "source": "exporter",
-        "exporterUrl": "http://dcgm-exporter.dcgm-exporter.svc:9400/metrics",
+        "scrapeUrl": "http://dcgm-exporter.dcgm-exporter.svc:9400/metrics",
     }
 
 
@@ -450,8 +450,9 @@ def test_adx_alone_does_not_enable_the_lifecycle_recorder():
     assert "adx-taugrid-lifecycle-recorder-ingestor" not in names
     core = run.named("platform-release").inputs["values"]["taugrid-core"]
     assert "lifecycleRecorder" not in core
-    assert "runHistory" not in core["portal"]
-    assert core["portal"]["kusto"]["endpoint"] == run.outputs["adx_endpoint"]
+    assert core["portal"]["serviceAccount"]["annotations"] == {
+        "azure.workload.identity/client-id": client_id("taugrid-portal-adx")
+    }
 
 
 def test_platform_waits_for_identities_grants_and_the_recorder_namespace(runs):
@@ -489,41 +490,35 @@ def test_a_repository_chart_is_installed_at_taugrid_version():
     assert release["dependencyUpdate"] is False
 
 
-def test_platform_values_wire_adx_identities_and_the_bootstrap_workspace(runs):
+def test_platform_values_wire_adx_and_the_workload_identities(runs):
     run = runs("ci-preview")
     values = run.named("platform-release").inputs["values"]
     endpoint = kusto_uri(
         adx_cluster_name(ZERO_ID, "rg-taugrid-ci-preview", "taugrid-ci-preview"), "swedencentral"
     )
     core = values["taugrid-core"]
-    assert core["portal"]["serviceAccount"] == {
-        "create": True,
-        "name": "tau-portal",
-        "annotations": {"azure.workload.identity/client-id": client_id("taugrid-portal-adx")},
+    assert core["portal"] == {
+        "enabled": True,
+        "serviceAccount": {
+            "create": True,
+            "name": "tau-portal",
+            "annotations": {"azure.workload.identity/client-id": client_id("taugrid-portal-adx")},
+        },
+        "rbac": {"create": True},
     }
-    assert core["portal"]["kusto"] == {
-        "endpoint": endpoint,
-        "database": "Metrics",
-        "ingestion": "remote-write",
+    assert core["lifecycleRecorder"] == {
+        "enabled": True,
+        "resourceName": "tau-lifecycle-recorder",
+        "targetNamespace": "taugrid-default",
+        "kusto": {"endpoint": endpoint, "database": "Metrics", "table": "TauExpRunLifecycle"},
+        "serviceAccount": {
+            "annotations": {
+                "azure.workload.identity/client-id": client_id("taugrid-lifecycle-recorder")
+            }
+        },
+        "rbac": {"create": True},
     }
-    assert core["portal"]["runHistory"] == {"enabled": True, "table": "TauExpRunLifecycle"}
-    assert core["portal"]["jobs"] == {
-        "scopeMode": "operator",
-        "operatorScopes": [
-            {"team": "taugrid-default", "namespace": "taugrid-default", "localQueue": "jobqueue"}
-        ],
-    }
-    recorder = core["lifecycleRecorder"]
-    assert recorder["kusto"] == {
-        "endpoint": endpoint,
-        "database": "Metrics",
-        "table": "TauExpRunLifecycle",
-    }
-    assert recorder["serviceAccount"]["annotations"] == {
-        "azure.workload.identity/client-id": client_id("taugrid-lifecycle-recorder")
-    }
-    assert recorder["targetNamespace"] == "taugrid-default"
-    assert recorder["cluster"] == "taugrid-ci-preview"
+    assert values["components"] == {"gpuMonitoring": {"enabled": True}}
 
 
 def test_bootstrap_workspace_waits_for_the_platform_and_its_own_readiness(runs):
@@ -559,7 +554,7 @@ def test_dev_stack_installs_onto_the_existing_context_without_azure(runs):
     assert values["components"]["kueue"] == {"enabled": False}
     assert values["components"]["kuberayOperator"] == {"enabled": False}
     assert values["baselineQueue"]["enabled"] is False
-    assert values["taugrid-core"]["portal"]["cluster"] == "taugrid-local"
+    assert values["taugrid-core"]["portal"]["enabled"] is True
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -1,0 +1,180 @@
+"""The values each stack hands `charts/taugrid` are accepted by the chart and render with helm.
+
+The documents come from the mock-engine run of the real program, i.e. exactly what the
+`taugrid` Helm release would receive; they are checked against the chart's values.schema.json
+and rendered with the real `helm template`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from infra_mocks import ROOT, run_stack
+from test_infra_stacks import SUBSCRIPTION, operator_settings
+
+from infra.platform_values import PlatformValues, deep_merge, taugrid_values
+
+CHART = ROOT / "charts" / "taugrid"
+# Kueue and KubeRay are pinned OCI dependencies the checkout does not vendor and this machine
+# cannot fetch; the render covers every first-party template with both switched off.
+THIRD_PARTY_DEPENDENCIES = {"kueue", "kuberay-operator"}
+OFFLINE = {"components": {"kueue": {"enabled": False}, "kuberayOperator": {"enabled": False}}}
+
+CASES = {
+    "aks-cpu": operator_settings("aks-cpu"),
+    "aks-gpu": operator_settings("aks-gpu"),
+    "aks-h200": operator_settings("aks-h200"),
+    "ci-preview": operator_settings("ci-preview"),
+    "dev": operator_settings("dev"),
+    "managed-gpu-preview": {
+        "subscription_id": SUBSCRIPTION,
+        "gpu_stack_mode": "aks_managed_preview",
+    },
+    "adx-without-recorder": {"subscription_id": SUBSCRIPTION, "enable_adx": True},
+}
+
+
+def helm() -> str:
+    found = shutil.which("helm") or str(ROOT / ".venv" / "bin" / "helm")
+    if not Path(found).exists():
+        raise AssertionError("helm is not installed: run hack/setup/10-helm.sh")
+    return found
+
+
+def _integral(value):
+    # The engine carries numbers as doubles; the provider hands Helm integral ones as integers.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def release_values() -> dict[str, dict]:
+    values = {}
+    for case, settings in CASES.items():
+        run = run_stack(settings, stack=case)
+        values[case] = _integral(run.named("platform-release").inputs["values"])
+    return values
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    return json.loads((CHART / "values.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def chart_defaults() -> dict:
+    return yaml.safe_load((CHART / "values.yaml").read_text())
+
+
+def validate(values: dict, schema: dict, defaults: dict) -> None:
+    """Helm's check: the schema applies to the chart defaults coalesced with the user values."""
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    validator(schema).validate(deep_merge(defaults, values))
+
+
+@pytest.fixture(scope="module")
+def offline_chart(tmp_path_factory) -> Path:
+    """A copy of the chart without the unfetchable third-party dependencies."""
+    copy = tmp_path_factory.mktemp("chart") / "taugrid"
+    shutil.copytree(CHART, copy, ignore=shutil.ignore_patterns("*.tgz"))
+    chart = yaml.safe_load((copy / "Chart.yaml").read_text())
+    chart["dependencies"] = [
+        dep for dep in chart.get("dependencies", []) if dep["name"] not in THIRD_PARTY_DEPENDENCIES
+    ]
+    (copy / "Chart.yaml").write_text(yaml.safe_dump(chart, sort_keys=False))
+    (copy / "Chart.lock").unlink(missing_ok=True)
+    return copy
+
+
+def render(chart: Path, values: dict, tmp_path: Path) -> list[dict]:
+    values_file = tmp_path / "values.yaml"
+    values_file.write_text(yaml.safe_dump(deep_merge(values, OFFLINE)))
+    result = subprocess.run(
+        [
+            helm(),
+            "template",
+            "taugrid",
+            str(chart),
+            "--namespace",
+            "tau-system",
+            "-f",
+            str(values_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_values_validate_against_the_chart_schema(release_values, schema, chart_defaults, case):
+    validate(release_values[case], schema, chart_defaults)
+
+
+def test_the_schema_check_is_not_vacuous(schema, chart_defaults):
+    # The chart's schema rejects keys it does not know: a misspelt key fails this suite.
+    bad = taugrid_values(PlatformValues(workspace_namespace="ns"))
+    bad["taugrid-core"]["portal"]["serviceAcount"] = {}
+    with pytest.raises(jsonschema.ValidationError, match="serviceAcount"):
+        validate(bad, schema, chart_defaults)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_values_render_with_helm(release_values, offline_chart, tmp_path, case):
+    documents = render(offline_chart, release_values[case], tmp_path)
+    kinds = {doc["kind"] for doc in documents}
+    assert "Deployment" in kinds
+
+
+def _one(documents: list[dict], kind: str, name: str) -> dict:
+    found = [d for d in documents if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"{kind}/{name}: {len(found)} rendered"
+    return found[0]
+
+
+def test_gpu_stack_renders_the_gpu_flavor_and_its_quota(release_values, offline_chart, tmp_path):
+    documents = render(offline_chart, release_values["aks-h200"], tmp_path)
+    flavor = _one(documents, "ResourceFlavor", "taugrid-h200")
+    assert flavor["spec"]["nodeLabels"]["tau.azure.com/gpu-class"] == "h200-141gb"
+    assert flavor["spec"]["nodeTaints"] == [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]
+    [queue] = [d for d in documents if d["kind"] == "ClusterQueue"]
+    gpu_quota = {
+        resource["name"]: resource["nominalQuota"]
+        for group in queue["spec"]["resourceGroups"]
+        for flavor_quota in group["flavors"]
+        if flavor_quota["name"] == "taugrid-h200"
+        for resource in flavor_quota["resources"]
+    }
+    assert gpu_quota["nvidia.com/gpu"] == "8"
+
+
+def test_cpu_stack_renders_no_gpu_flavor(release_values, offline_chart, tmp_path):
+    documents = render(offline_chart, release_values["aks-cpu"], tmp_path)
+    flavors = [d["metadata"]["name"] for d in documents if d["kind"] == "ResourceFlavor"]
+    assert flavors == ["taugrid-default-cpu"]
+
+
+def test_recorder_service_account_is_the_federated_subject(release_values, offline_chart, tmp_path):
+    documents = render(offline_chart, release_values["ci-preview"], tmp_path)
+    account = _one(documents, "ServiceAccount", "tau-lifecycle-recorder")
+    assert account["metadata"]["namespace"] == "tau-system"
+    assert account["metadata"]["annotations"]["azure.workload.identity/client-id"] == (
+        "client-id-of-taugrid-lifecycle-recorder"
+    )
+    portal = _one(documents, "ServiceAccount", "tau-portal")
+    assert portal["metadata"]["annotations"]["azure.workload.identity/client-id"] == (
+        "client-id-of-taugrid-portal-adx"
+    )
