@@ -96,3 +96,140 @@ def test_render_yields_valid_objects_or_a_render_error(intent):
         assert error.one_line()
         return
     validate_rendered(objects)
+
+
+# --- From generated run configs: load → resolve → render ---------------------------------
+
+common_fields = {
+    "runtime": st.fixed_dictionaries(
+        {"image": st.sampled_from(["python:3.12-slim", "busybox:1.36"])},
+        optional={
+            "env": st.dictionaries(
+                st.from_regex(r"[A-Z][A-Z0-9_]{0,8}", fullmatch=True),
+                st.text(max_size=8),
+                max_size=2,
+            ),
+            "security": st.just({"mode": "restricted"}),
+        },
+    ),
+    "policy": st.fixed_dictionaries(
+        {},
+        optional={
+            "gpu_class": st.sampled_from(["any", "a100-80gb", "h100_80gb"]),
+            "queue": st.sampled_from(["research-queue", "auto"]),
+            "namespace": st.sampled_from(["research", "Bad"]),
+        },
+    ),
+    "storage": st.fixed_dictionaries(
+        {}, optional={"data_pvc": st.just("training-data"), "output": st.just("/data/o")}
+    ),
+}
+flags = st.dictionaries(
+    st.from_regex(r"[a-z][a-z_]{0,6}", fullmatch=True),
+    st.one_of(st.integers(), st.text(max_size=5)),
+    max_size=2,
+)
+name = st.from_regex(r"[a-z][a-z0-9-]{0,50}", fullmatch=True)
+job_configs = st.fixed_dictionaries(
+    {
+        "name": name,
+        "engine": st.just("job"),
+        "compute": st.fixed_dictionaries(
+            {"gpus": st.integers(min_value=-1, max_value=8)},
+            optional={"cpu_request": st.sampled_from(["1", "500m", 2])},
+        ),
+        "execution": st.fixed_dictionaries(
+            {},
+            optional={
+                "launcher": st.sampled_from(["python", "torchrun"]),
+                "nodes": st.integers(min_value=0, max_value=3),
+                "processes_per_node": st.integers(min_value=0, max_value=4),
+                "configs": flags,
+            },
+        ),
+    },
+    optional=common_fields,
+)
+ray_configs = st.fixed_dictionaries(
+    {
+        "name": name,
+        "engine": st.sampled_from(["rayjob", "ray"]),
+        "compute": st.fixed_dictionaries(
+            {},
+            optional={
+                "workers": st.integers(min_value=0, max_value=4),
+                "gpus_per_worker": st.integers(min_value=0, max_value=9),
+                "worker_memory_limit": st.sampled_from(["1Gi", "64Gi"]),
+            },
+        ),
+        "execution": st.one_of(
+            st.fixed_dictionaries({}, optional={"launcher": st.just("ray-train")}),
+            st.fixed_dictionaries(
+                {
+                    "launcher": st.just("ray-tune"),
+                    "metric": st.just("loss"),
+                    "configs": st.dictionaries(
+                        st.sampled_from(["lr", "batch"]), st.lists(st.integers(), max_size=3)
+                    ),
+                }
+            ),
+        ),
+    },
+    optional={
+        **common_fields,
+        "runtime": st.fixed_dictionaries(
+            {}, optional={"pip": st.lists(st.sampled_from(["numpy", "torch==2.5.1"]), max_size=2)}
+        ),
+    },
+)
+config_fields = st.one_of(job_configs, ray_configs)
+
+
+def load_generated(tmp_dir, data):
+    import yaml as pyyaml
+
+    from tau.runconfig import loads
+
+    path = tmp_dir / "tau.yaml"
+    raw = pyyaml.safe_dump({"entrypoint": "train.py", **data}).encode()
+    path.write_bytes(raw)
+    return loads(raw, path)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(config_fields)
+def test_generated_configs_render_or_fail_with_a_tau_error(tmp_path_factory, data):
+    from tau.errors import TauError
+    from tau.resolve.layers import ConfigLayer, Overrides, resolve_run
+
+    tmp = tmp_path_factory.mktemp("cfg")
+    (tmp / "train.py").write_text("print('hi')\n")
+    try:
+        loaded = load_generated(tmp, data)
+        resolution = resolve_run(
+            ConfigLayer(loaded), overrides=Overrides(dry_run="client"), new_id=lambda: "0" * 24
+        )
+        objects = render(resolution.intent)
+    except TauError as error:
+        assert error.one_line()
+        return
+    validate_rendered(objects)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(config_fields, config_fields)
+def test_config_hash_changes_iff_the_validated_config_changes(tmp_path_factory, a, b):
+    from tau.errors import TauError
+
+    tmp = tmp_path_factory.mktemp("hash")
+    try:
+        first = load_generated(tmp, a)
+        second = load_generated(tmp, b)
+    except TauError:
+        return
+    same_config = first.config.model_dump(exclude_defaults=True) == second.config.model_dump(
+        exclude_defaults=True
+    )
+    assert (first.config_hash == second.config_hash) == same_config
+    again = load_generated(tmp, a)
+    assert again.config_hash == first.config_hash
