@@ -1,0 +1,436 @@
+"""`tau cluster`: install, validate and uninstall the TauGrid distribution (platform operators)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import typer
+
+from tau.cli.options import context_option
+from tau.cli.output import Output, emit, output_option, print_table
+from tau.cluster.chart import (
+    DEFAULT_CHART,
+    DEFAULT_CHART_VERSION,
+    DEFAULT_NAMESPACE,
+    DEFAULT_RELEASE,
+    ChartRef,
+)
+from tau.errors import RuntimeFailure, UsageError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Install, validate and uninstall the TauGrid distribution on a Kubernetes 1.30+ "
+    "cluster (platform operators).\n\n"
+    "Helm (3 or 4, on PATH) does the installing; tau adds the plan, the bootstrap pass Kueue "
+    "needs, the readiness report, node/topology diagnostics and the queue drain on uninstall.",
+)
+validate_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Read-only readiness checks (installation, topology) and opt-in GPU node probes.",
+)
+app.add_typer(validate_app, name="validate")
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def _kube(context: str):
+    from tau.kube import KubeClient
+
+    return KubeClient(None, context, timeout=30.0)
+
+
+def release_option() -> typer.Option:
+    return typer.Option(DEFAULT_RELEASE, "--release", help="Helm release name.")
+
+
+def system_namespace_option() -> typer.Option:
+    return typer.Option(
+        DEFAULT_NAMESPACE,
+        "-n",
+        "--namespace",
+        help="Release namespace: the only namespace knob; every system component follows it.",
+    )
+
+
+def chart_option() -> typer.Option:
+    return typer.Option(
+        DEFAULT_CHART,
+        "--chart",
+        help="Chart reference: OCI/repository reference or a local chart directory.",
+    )
+
+
+@app.command(help="Show the plan, run the two-phase Helm install, then the readiness report.")
+def install(
+    context: str = context_option(),
+    release: str = release_option(),
+    namespace: str = system_namespace_option(),
+    chart: str = chart_option(),
+    version: str = typer.Option(DEFAULT_CHART_VERSION, "--version", help="Chart version."),
+    values: list[str] = typer.Option([], "-f", "--values", help="Values file (repeatable)."),
+    set_values: list[str] = typer.Option([], "--set", help="key=value override (repeatable)."),
+    set_string: list[str] = typer.Option([], "--set-string", help="String override (repeatable)."),
+    timeout: str = typer.Option("15m", "--timeout", help="Bounds each Helm call and readiness."),
+    wait: bool = typer.Option(
+        False, "--wait", help="Also gate on Helm's generic resource watcher."
+    ),
+    atomic: bool = typer.Option(
+        False, "--atomic", help="Roll back on a Helm failure (Helm 4: --rollback-on-failure)."
+    ),
+    create_namespace: bool = typer.Option(
+        True, "--create-namespace/--no-create-namespace", help="Create the release namespace."
+    ),
+    dependency_update: bool = typer.Option(
+        False,
+        "--dependency-update",
+        help="Let Helm fetch chart dependencies (needs registry access).",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Render offline and print objects by kind; never contacts the cluster.",
+    ),
+    output: Output = output_option(),
+) -> None:
+    from tau.cluster import install as flow
+    from tau.cluster.helm import Helm
+
+    opts = flow.InstallOptions(
+        chart=ChartRef(chart, version),
+        release=release,
+        namespace=namespace,
+        context=context,
+        timeout=timeout,
+        create_namespace=create_namespace,
+        wait=wait,
+        atomic=atomic,
+        dependency_update=dependency_update,
+        values_files=values,
+        set_values=set_values,
+        set_string_values=set_string,
+    )
+    seconds = opts.validate()
+    for path in values:
+        if not Path(path).is_file():
+            raise UsageError(f"--values {path}: file not found")
+    if output is Output.table:
+        for line in flow.plan_lines(opts):
+            _say(line)
+    helm = Helm()
+    if dry_run:
+        summary = flow.dry_run(helm, opts)
+        data = {"kinds": [{"kind": k, "count": c} for k, c in summary]}
+        data["total"] = sum(c for _, c in summary)
+
+        def table() -> None:
+            print_table(["kind", "count"], [*summary, ("TOTAL", data["total"])])
+            typer.echo("TauGrid render summary (nothing was applied)")
+
+        emit(data, output, table=table)
+        return
+    client = _kube(context)
+    flow.install(
+        helm, opts, foreign_system_objects=lambda: _foreign(client, namespace), progress=_say
+    )
+    _say("helm release applied; running the readiness report")
+    report = _readiness(helm, client, release, namespace, context, seconds, 5.0)
+    _print_report(report, output)
+    if not report.ready:
+        raise RuntimeFailure(
+            "TauGrid did not become ready: the release stays installed for inspection",
+            hint=f"rerun `tau cluster validate installation --namespace {namespace}`",
+        )
+    if output is Output.table:
+        typer.echo(
+            "Next: tau workspace create taugrid-default --apply; wait for the workspace to be "
+            "Ready; pre-provision a Bound PVC if runs use storage; tau workspace init-repo "
+            "<name>; hand the repository to the researcher."
+        )
+
+
+def _foreign(client, namespace: str) -> list[str]:
+    from tau.kube import KubeError, NotFoundError
+    from tau.kube.resources import TAU_QUOTA_REQUESTS, TAU_WORKSPACES
+
+    strays = []
+    for resource in (TAU_WORKSPACES, TAU_QUOTA_REQUESTS):
+        try:
+            items = client.list(resource)
+        except NotFoundError:
+            continue
+        except KubeError as error:
+            raise RuntimeFailure(f"cannot check existing Tau objects: {error}") from None
+        for item in items:
+            meta = item.get("metadata") or {}
+            if meta.get("namespace") != namespace:
+                strays.append(f"{resource.display} {meta.get('namespace')}/{meta.get('name')}")
+    return strays
+
+
+def _readiness(helm, client, release, namespace, context, timeout, poll):
+    from tau.cluster import readiness
+    from tau.cluster.install import release_values
+
+    values = release_values(helm, release, namespace, context) if helm else None
+    if values is None:
+        _say("note: release values unreadable; validating every component")
+    disabled = readiness.disabled_components(values)
+    return readiness.wait_until_ready(
+        lambda: readiness.evaluate(readiness.observe(client, release, namespace), disabled),
+        timeout=timeout,
+        poll_interval=poll,
+    )
+
+
+def _print_report(report, output: Output) -> None:
+    def table() -> None:
+        for line in report.lines():
+            typer.echo(line)
+
+    emit(report.as_data(), output, table=table)
+
+
+@validate_app.command("installation", help="Re-run the read-only control-plane readiness report.")
+def validate_installation(
+    context: str = context_option(),
+    release: str = release_option(),
+    namespace: str = system_namespace_option(),
+    timeout: str = typer.Option("5m", "--timeout", help="Poll until ready or this long."),
+    poll_interval: str = typer.Option("5s", "--poll-interval", help="Time between polls."),
+    output: Output = output_option(),
+) -> None:
+    from tau.cluster.helm import Helm
+    from tau.cluster.install import parse_duration
+
+    seconds = parse_duration(timeout)
+    poll = parse_duration(poll_interval, "--poll-interval")
+    try:
+        helm = Helm()
+    except RuntimeFailure:
+        helm = None
+    report = _readiness(helm, _kube(context), release, namespace, context, seconds, poll)
+    _print_report(report, output)
+    if not report.ready:
+        failing = "; ".join(f"{r.name}: {r.detail}" for r in report.results if r.status == "FAIL")
+        raise RuntimeFailure(f"TauGrid did not become ready within {timeout} ({failing})")
+
+
+@validate_app.command(
+    "nodes", help="Run privileged GPU health probes (nvidia-smi, NVLink, IB, ECC)."
+)
+def validate_nodes(
+    context: str = context_option(),
+    gpu_class: str = typer.Option(
+        "", "--gpu-class", help="Only nodes of this tau.azure.com/gpu-class ('any' = all)."
+    ),
+    selector: str = typer.Option("", "--selector", help="Raw node label selector."),
+    min_healthy: int = typer.Option(
+        0, "--min-healthy", min=0, help="Fail unless this many nodes are HEALTHY."
+    ),
+    timeout: str = typer.Option("2m", "--timeout", help="Per-node probe timeout."),
+    output: Output = output_option(),
+) -> None:
+    from tau.cluster import probe
+    from tau.cluster.install import parse_duration
+
+    seconds = parse_duration(timeout)
+    label_selector = node_selector(gpu_class, selector)
+    client = _kube(context)
+    nodes, stranded = probe.discover(client, label_selector)
+    for name in stranded:
+        _say(
+            f"warning: {name} looks like GPU hardware but exposes no nvidia.com/* or DRA "
+            "devices; not probed"
+        )
+    if not nodes:
+        _say("no GPU nodes found")
+        if min_healthy > 0:
+            raise RuntimeFailure(f"0 healthy GPU nodes, --min-healthy {min_healthy}")
+        return
+    results = []
+    for node in nodes:
+        _say(f"probing {node.name} ...")
+        results.append((node, probe.run_probe(client, node, timeout=seconds)))
+    healthy = sum(h.status == probe.HEALTHY for _, h in results)
+    data = {
+        "healthy": healthy,
+        "total": len(results),
+        "stranded": stranded,
+        "nodes": [
+            {
+                "node": n.name,
+                "source": n.source,
+                "allocatable": n.count,
+                "status": h.status,
+                "reasons": h.reasons,
+                "podError": h.pod_error,
+                "probe": h.values,
+            }
+            for n, h in results
+        ],
+    }
+
+    def table() -> None:
+        print_table(
+            ["node", "gpus", "source", "nvlink", "ib", "ecc", "driver", "status"],
+            [probe.table_row(n, h) for n, h in results],
+        )
+        typer.echo(f"{healthy}/{len(results)} nodes healthy")
+
+    emit(data, output, table=table)
+    if not probe.exit_ok([h for _, h in results], min_healthy):
+        raise RuntimeFailure(f"{healthy}/{len(results)} GPU nodes healthy")
+
+
+SUPPORTED_GPU_CLASSES = (
+    "a10-4gb",
+    "a10-8gb",
+    "a10-12gb",
+    "a10-24gb",
+    "a100-40gb",
+    "a100-80gb",
+    "h100-80gb",
+    "h100-95gb",
+    "h200-141gb",
+    "gb200-192gb",
+    "gb300-288gb",
+)
+LEGACY_GPU_CLASSES = {
+    "a100-nvlink-80gb": "a100-80gb",
+    "h100-standalone-95gb": "h100-95gb",
+    "h200-nvlink-141gb": "h200-141gb",
+}
+
+
+def node_selector(gpu_class: str, selector: str) -> str:
+    """Combine --gpu-class and --selector into one label selector."""
+    from tau.cluster.probe import GPU_CLASS_LABEL
+
+    value = gpu_class.strip().lower().replace("_", "-")
+    if value in LEGACY_GPU_CLASSES:
+        _say(f"warning: --gpu-class {value} is deprecated; use {LEGACY_GPU_CLASSES[value]}")
+        value = LEGACY_GPU_CLASSES[value]
+    if not value:
+        return selector
+    if value == "any":
+        if GPU_CLASS_LABEL in selector:
+            raise UsageError(f"--gpu-class any conflicts with a --selector on {GPU_CLASS_LABEL}")
+        return selector
+    if value not in SUPPORTED_GPU_CLASSES:
+        raise UsageError(
+            f"--gpu-class {gpu_class!r} is not a supported class",
+            hint="one of any, " + ", ".join(SUPPORTED_GPU_CLASSES),
+        )
+    return ",".join(s for s in (f"{GPU_CLASS_LABEL}={value}", selector) if s)
+
+
+@validate_app.command("topology", help="Check a ClusterQueue's GPU flavors against nodes.")
+def validate_topology(
+    context: str = context_option(),
+    cluster_queue: str = typer.Option("jobqueue", "--cluster-queue", help="ClusterQueue to check."),
+    profile: str = typer.Option(
+        "", "--profile", help="Check the queues a ready workload profile resolved to."
+    ),
+    output: Output = output_option(),
+) -> None:
+    from tau.cluster import topology
+
+    findings = topology.validate(_kube(context), cluster_queue, profile)
+    data = {
+        "findings": [{"level": f.level, "check": f.label, "message": f.message} for f in findings],
+        "summary": topology.summary(findings),
+    }
+
+    def table() -> None:
+        for finding in findings:
+            typer.echo(finding.line())
+        typer.echo(topology.summary(findings))
+
+    emit(data, output, table=table)
+    errors = sum(f.level == topology.ERROR for f in findings)
+    if errors:
+        raise RuntimeFailure(f"topology validation found {errors} error(s)")
+
+
+@app.command(help="Drain the release's queue policy while Kueue runs, then helm uninstall.")
+def uninstall(
+    context: str = context_option(),
+    release: str = release_option(),
+    namespace: str = system_namespace_option(),
+    chart: str = chart_option(),
+    timeout: str = typer.Option("15m", "--timeout", help="Bounds each Helm call."),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for resource removal."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Simulate helm uninstall (no drain)."),
+    keep_history: bool = typer.Option(False, "--keep-history", help="Keep the release history."),
+    no_hooks: bool = typer.Option(False, "--no-hooks", help="Skip chart hooks."),
+    drain_queue: bool = typer.Option(
+        True, "--drain-queue/--no-drain-queue", help="Phase 1 queue drain."
+    ),
+    yes: bool = typer.Option(
+        False, "--yes", help="Confirm the uninstall (required unless --dry-run)."
+    ),
+) -> None:
+    from tau.cluster import uninstall as flow
+    from tau.cluster.helm import Helm
+    from tau.cluster.install import parse_duration
+
+    parse_duration(timeout)
+    if not yes and not dry_run:
+        raise UsageError("uninstall removes the TauGrid release: pass --yes to confirm")
+    opts = flow.UninstallOptions(
+        chart=ChartRef(chart),
+        release=release,
+        namespace=namespace,
+        context=context,
+        timeout=timeout,
+        wait=wait,
+        dry_run=dry_run,
+        keep_history=keep_history,
+        no_hooks=no_hooks,
+        drain_queue=drain_queue,
+    )
+    helm = Helm()
+    client = _kube(context)
+    outcome = flow.drain(helm, opts, lambda objs: _remaining(client, objs), _say)
+    for note in outcome.notes:
+        _say(f"note: {note}")
+    flow.uninstall(helm, opts, outcome, _say)
+    typer.echo(
+        f"TauGrid release {release} removed from {namespace}. CRDs, custom resources, retained "
+        "namespaces, cloud infrastructure, storage and workspace data remain."
+    )
+
+
+def _remaining(client, objects) -> list[str] | None:
+    from tau.cluster.topology import RESOURCE_FLAVORS
+    from tau.kube import KubeError
+    from tau.kube.resources import CLUSTER_QUEUES, KUEUE_GROUP, Resource
+
+    topologies = Resource(KUEUE_GROUP, "v1beta2", "topologies", "Topology", False)
+    checks = [(CLUSTER_QUEUES, objects.cluster_queue)]
+    checks += [(RESOURCE_FLAVORS, f) for f in objects.flavors]
+    if objects.topology:
+        checks.append((topologies, objects.topology))
+    try:
+        return [
+            f"{res.kind.lower()}/{name}" for res, name in checks if client.get_or_none(res, name)
+        ]
+    except KubeError:
+        return None
+
+
+@app.command("explain-values", help="Print the TauGrid install values reference (Markdown).")
+def explain_values(
+    chart: str = typer.Option(
+        "", "--chart", help="Local chart directory (default: this checkout's)."
+    ),
+) -> None:
+    from tau.cluster import values_reference
+
+    chart_dir = Path(chart) if chart else values_reference.checkout_chart()
+    typer.echo(values_reference.markdown(chart_dir), nl=False)

@@ -1,0 +1,261 @@
+"""`tau cluster install`: plan, offline render summary, two-phase Helm install.
+
+The first install of a release runs a bootstrap pass with the baseline queue disabled and
+`--wait` forced: Kueue's webhooks must serve before Kueue objects can be created. Every main
+pass uses `--reset-values`, so the bootstrap override is never replayed and omitted settings
+return to chart defaults (operators pass their complete values file each time).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from tau.cluster.chart import DEFAULT_NAMESPACE, DEFAULT_RELEASE, ChartRef, renderable
+from tau.cluster.helm import HELM_OWNER, Helm
+from tau.errors import RuntimeFailure, UsageError
+
+Progress = Callable[[str], None]
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+_CHART_RESOLUTION_MARKERS = (
+    "fetchreference",
+    "manifest unknown",
+    "pull access denied",
+    "repository not found",
+    "failed to do request",
+    "unauthorized",
+    "not found in",
+)
+
+
+def parse_duration(text: str, flag: str = "--timeout") -> float:
+    """A Go-style duration (`15m`, `90s`, `1h30m`) in seconds; must be positive."""
+    spec = text.strip()
+    pos = 0
+    total = 0.0
+    for match in _DURATION.finditer(spec):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    if not spec or pos != len(spec):
+        raise UsageError(f"{flag} {text!r} is not a duration like 90s, 15m or 1h30m")
+    if total <= 0:
+        raise UsageError(f"{flag} must be greater than zero (got {text!r})")
+    return total
+
+
+@dataclass
+class InstallOptions:
+    chart: ChartRef = field(default_factory=lambda: ChartRef("oci://invalid"))
+    release: str = DEFAULT_RELEASE
+    namespace: str = DEFAULT_NAMESPACE
+    context: str = ""
+    timeout: str = "15m"
+    create_namespace: bool = True
+    wait: bool = False
+    atomic: bool = False
+    dependency_update: bool = False
+    values_files: list[str] = field(default_factory=list)
+    set_values: list[str] = field(default_factory=list)
+    set_string_values: list[str] = field(default_factory=list)
+
+    def validate(self) -> float:
+        for flag, value in (
+            ("--release", self.release),
+            ("--namespace", self.namespace),
+            ("--chart", self.chart.ref),
+        ):
+            if not value.strip():
+                raise UsageError(f"{flag} must not be empty")
+        if self.chart.local_dir is None and not self.chart.version.strip():
+            raise UsageError("--version must not be empty for a remote chart")
+        return parse_duration(self.timeout)
+
+    def values_args(self) -> list[str]:
+        args: list[str] = []
+        for path in self.values_files:
+            args += ["-f", path]
+        for item in self.set_values:
+            args += ["--set", item]
+        for item in self.set_string_values:
+            args += ["--set-string", item]
+        return args
+
+    def context_args(self) -> list[str]:
+        return ["--kube-context", self.context] if self.context else []
+
+
+def template_args(opts: InstallOptions, chart: str) -> list[str]:
+    args = ["template", opts.release, chart, "--namespace", opts.namespace]
+    args += [*opts.chart.version_args(), "--include-crds", *opts.context_args()]
+    if opts.dependency_update:
+        args.append("--dependency-update")
+    return args + opts.values_args()
+
+
+def upgrade_args(
+    opts: InstallOptions, chart: str, helm: Helm, *, bootstrap: bool = False
+) -> list[str]:
+    """The `helm upgrade --install` call of the bootstrap or the main pass."""
+    args = ["upgrade", "--install", opts.release, chart, "--namespace", opts.namespace]
+    args += [*opts.chart.version_args(), "--timeout", opts.timeout, "--reset-values"]
+    args += opts.context_args()
+    if opts.create_namespace:
+        args.append("--create-namespace")
+    if opts.dependency_update:
+        args.append("--dependency-update")
+    if opts.wait or bootstrap:
+        args.append("--wait")
+    if opts.atomic and not bootstrap:
+        rollback = "--rollback-on-failure"
+        args.append(rollback if helm.upgrade_supports(rollback) else "--atomic")
+    args += server_side_args(helm)
+    args += opts.values_args()
+    if bootstrap:
+        args += ["--set", "baselineQueue.enabled=false"]
+    return args
+
+
+def server_side_args(helm: Helm) -> list[str]:
+    """Helm 4 applies server-side; AKS co-owns Kueue webhook selectors, so force conflicts."""
+    if helm.upgrade_supports("--force-conflicts"):
+        return ["--server-side=true", "--force-conflicts"]
+    return []
+
+
+DEFAULT_COMPONENTS = (
+    "Kueue",
+    "KubeRay",
+    "tau-core-controller",
+    "TauCluster",
+    "baseline queue",
+    "quota admission guard",
+    "GPU monitoring",
+    "Portal",
+)
+OPT_IN_COMPONENTS = ("Stellar", "lifecycle recorder", "image prewarm")
+
+
+def plan_lines(opts: InstallOptions) -> list[str]:
+    """The plan block printed before anything runs."""
+    version = opts.chart.version if opts.chart.local_dir is None else "(local chart)"
+    return [
+        "TauGrid install plan",
+        f"  release:     {opts.release}",
+        f"  namespace:   {opts.namespace}",
+        f"  chart:       {opts.chart.ref}",
+        f"  version:     {version}",
+        f"  helm wait:   {'on (--wait)' if opts.wait else 'off (Tau readiness report instead)'}",
+        f"  rollback:    {'on failure (--atomic)' if opts.atomic else 'off'}",
+        f"  components:  {', '.join(DEFAULT_COMPONENTS)}",
+        f"  opt-in:      {', '.join(OPT_IN_COMPONENTS)}",
+        "  validation:  Kubernetes >=1.30, Kueue, KubeRay, Portal, Tau controller, TauCluster "
+        "NodesReady, baseline ClusterQueue, quota guard",
+    ]
+
+
+def render_summary(manifest: str) -> list[tuple[str, int]]:
+    """Rendered objects counted by kind: count descending, then kind name."""
+    counts: Counter[str] = Counter()
+    for doc in yaml.safe_load_all(manifest):
+        if isinstance(doc, dict) and doc.get("kind") and doc.get("apiVersion"):
+            counts[str(doc["kind"])] += 1
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def chart_error(opts: InstallOptions, message: str) -> RuntimeFailure:
+    """A Helm failure as one line; chart guards already name their owner."""
+    message = message.removesuffix(f" (owner: {HELM_OWNER})")
+    lowered = message.lower()
+    if opts.chart.local_dir is None and any(m in lowered for m in _CHART_RESOLUTION_MARKERS):
+        return RuntimeFailure(
+            f"cannot resolve chart {opts.chart.ref} version {opts.chart.version}: {message}",
+            hint="pass an accessible --chart reference or a local chart path",
+            owner=HELM_OWNER,
+        )
+    return RuntimeFailure(f"helm failed: {message}", owner=HELM_OWNER)
+
+
+def dry_run(helm: Helm, opts: InstallOptions) -> list[tuple[str, int]]:
+    """Render offline (the cluster is never contacted) and count objects by kind."""
+    with renderable(opts.chart) as chart:
+        result = helm.run(template_args(opts, chart))
+    if not result.ok:
+        raise chart_error(opts, result.error_line())
+    return render_summary(result.stdout)
+
+
+def find_release(helm: Helm, opts: InstallOptions) -> dict[str, Any] | None:
+    """The release of this name in any namespace and state (explicit states: Helm 3 and 4)."""
+    args = ["list", "--all-namespaces", "--deployed", "--failed", "--pending", "--superseded"]
+    args += ["--uninstalled", "--uninstalling", "-o", "json", *opts.context_args()]
+    result = helm.run(args)
+    if not result.ok:
+        raise RuntimeFailure(f"helm list failed: {result.error_line()}", owner=HELM_OWNER)
+    releases = json.loads(result.stdout or "[]") or []
+    for release in releases:
+        if release.get("name") != opts.release:
+            continue
+        where = release.get("namespace") or opts.namespace
+        if where != opts.namespace:
+            raise UsageError(
+                f"release {opts.release} already exists in namespace {where}, not "
+                f"{opts.namespace}: Helm cannot move a release between namespaces",
+                hint=f"pass --namespace {where}",
+            )
+        return release
+    return None
+
+
+def release_values(helm: Helm, release: str, namespace: str, context: str = "") -> dict | None:
+    """The coalesced values of a deployed release, or None when unreadable."""
+    args = ["get", "values", release, "--namespace", namespace, "--all", "-o", "json"]
+    result = helm.run(args + (["--kube-context", context] if context else []))
+    if not result.ok:
+        return None
+    try:
+        values = json.loads(result.stdout or "{}")
+    except json.JSONDecodeError:
+        return None
+    return values if isinstance(values, dict) else None
+
+
+def install(
+    helm: Helm,
+    opts: InstallOptions,
+    *,
+    foreign_system_objects: Callable[[], list[str]],
+    progress: Progress,
+) -> None:
+    """Run the bootstrap pass (new releases only) and the main pass."""
+    existing = find_release(helm, opts)
+    if existing is not None:
+        strays = foreign_system_objects()
+        if strays:
+            raise UsageError(
+                f"Tau objects live outside the release namespace {opts.namespace}: "
+                + ", ".join(strays[:5]),
+                hint="the system namespace cannot change on upgrade; reinstall with that "
+                "namespace or move the objects",
+            )
+    with renderable(opts.chart) as chart:
+        if existing is None:
+            progress(
+                "bootstrap pass: Kueue and controllers first (baseline queue disabled, --wait)"
+            )
+            result = helm.run(upgrade_args(opts, chart, helm, bootstrap=True))
+            if not result.ok:
+                raise chart_error(opts, result.error_line())
+        progress("main pass: helm upgrade --install --reset-values")
+        result = helm.run(upgrade_args(opts, chart, helm))
+        if not result.ok:
+            raise chart_error(opts, result.error_line())
