@@ -29,6 +29,7 @@ class Root:
 
 # Registered roots: add an entry when a root's first real subcommand lands.
 ROOTS: dict[str, Root] = {
+    "cluster": Root("tau.cli.cluster", "Install/uninstall TauGrid and validate a cluster"),
     "workspace": Root("tau.cli.workspace", "Connect, inspect, create and adopt workspaces"),
     "run": Root("tau.cli.run", "Validate, render and submit a checked-in run config"),
     "version": Root("tau.cli.version", "Print the installed CLI version"),
