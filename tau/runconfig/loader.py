@@ -59,7 +59,7 @@ class LoadedConfig:
 
     def is_set(self, dotted_path: str) -> bool:
         """Whether the file wrote this field (as opposed to it taking its default)."""
-        return parse_dotted(dotted_path) in self.source.keys
+        return self.where(dotted_path) is not None
 
     def position(self, dotted_path: str) -> Position | None:
         """Line and column of a dotted path such as `storage.image_assets[0].image`."""
@@ -68,9 +68,11 @@ class LoadedConfig:
     def where(self, dotted_path: str) -> str | None:
         """`file:line:column` of a field the file sets, else None (provenance for renderers)."""
         path = parse_dotted(dotted_path)
-        if path not in self.source.keys:
+        position = self.source.keys.get(path)
+        if position is None and path and isinstance(path[-1], int):
+            position = self.source.values.get(path)  # list items have no key
+        if position is None:
             return None
-        position = self.source.keys[path]
         return f"{self.path}:{position.line}:{position.column}"
 
     def entrypoint_path(self) -> Path | None:

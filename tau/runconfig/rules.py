@@ -469,7 +469,13 @@ class Checker:
                         f"execution.configs: key {key!r} must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$",
                     )
                     continue
-                if isinstance(value, dict | list):
+                if value is None:
+                    self.add(
+                        where,
+                        f"execution.configs: key {key!r} has null value; use empty string for a "
+                        "bare flag",
+                    )
+                elif isinstance(value, dict | list):
                     self.add(
                         where,
                         f"execution.configs: key {key!r} has non-scalar value; "
