@@ -1,0 +1,3 @@
+from tau.portal.cli.main import main
+
+main()
