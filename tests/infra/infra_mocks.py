@@ -17,13 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import yaml
 from pulumi.runtime import config as runtime_config
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.settings import get_root_resource
 from pulumi.runtime.sync_await import _ensure_event_loop
 
+from infra.config import settings_from_stack_file
+
 ROOT = Path(__file__).resolve().parents[2]
+SUBSCRIPTION = "00000000-0000-0000-0000-0000000000aa"
 PROJECT = "taugrid"
 CALLER_TENANT = "caller-tenant-0000"
 IDENTITY_TENANT = "identity-tenant-0000"
@@ -202,3 +206,17 @@ def run_stack(
     finally:
         runtime_config.set_all_config({})
     return StackRun(monitor.registrations, exported)
+
+
+def stack_settings(stack: str) -> dict[str, Any]:
+    """The settings committed in stacks/Pulumi.<stack>.yaml."""
+    document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    return settings_from_stack_file(document)
+
+
+def operator_settings(stack: str) -> dict[str, Any]:
+    """The stack file plus what an operator sets before the first preview."""
+    settings = stack_settings(stack)
+    if stack.startswith("aks-"):
+        settings["subscription_id"] = SUBSCRIPTION
+    return settings

@@ -15,8 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from infra_mocks import ROOT, run_stack
-from test_infra_stacks import SUBSCRIPTION, operator_settings
+from infra_mocks import ROOT, SUBSCRIPTION, operator_settings, run_stack
 
 from infra.platform_values import PlatformValues, deep_merge, taugrid_values
 

@@ -10,17 +10,19 @@ from pathlib import Path
 
 import pulumi
 import pytest
-import yaml
 from infra_mocks import (
     CALLER_TENANT,
     IDENTITY_TENANT,
     ROOT,
+    SUBSCRIPTION,
     AzureMocks,
     RecordingMonitor,
     client_id,
     issuer_url,
     kusto_uri,
+    operator_settings,
     run_stack,
+    stack_settings,
 )
 
 from infra.config import (
@@ -29,10 +31,8 @@ from infra.config import (
     StackConfigError,
     adx_cluster_name,
     parse_stack_config,
-    settings_from_stack_file,
 )
 
-SUBSCRIPTION = "00000000-0000-0000-0000-0000000000aa"
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
 
 RG = "azure-native:resources:ResourceGroup"
@@ -127,19 +127,6 @@ EXPECTED_RESOURCES = {
     ],
 }
 STACKS = sorted(EXPECTED_RESOURCES)
-
-
-def stack_settings(stack: str) -> dict:
-    document = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    return settings_from_stack_file(document)
-
-
-def operator_settings(stack: str) -> dict:
-    """The stack file plus what an operator sets before the first preview."""
-    settings = stack_settings(stack)
-    if stack.startswith("aks-"):
-        settings["subscription_id"] = SUBSCRIPTION
-    return settings
 
 
 @pytest.fixture(scope="module")
