@@ -60,7 +60,11 @@ def render(helm: str) -> Callable[..., list[dict[str, Any]]]:
         if values is not None:
             args += ["-f", str(values)]
         for item in [*(OFFLINE if offline else []), *sets]:
-            args += ["--set", item]
+            # "json:key=<json>" goes through --set-json (empty lists/maps, whole entries).
+            if item.startswith("json:"):
+                args += ["--set-json", item.removeprefix("json:")]
+            else:
+                args += ["--set", item]
         with renderable(ChartRef(str(CHART))) as chart:
             args[2] = chart
             done = subprocess.run([helm, *args], capture_output=True, text=True, check=False)

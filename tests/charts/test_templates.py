@@ -1,0 +1,312 @@
+"""What the distribution renders: the baseline queue, the controller, RBAC, the guard, Portal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tau.cluster.chart import DEFAULT_CHART_VERSION
+
+from .conftest import CHART
+
+QUEUE_KINDS = {
+    "Topology",
+    "ResourceFlavor",
+    "ClusterQueue",
+    "PriorityClass",
+    "WorkloadPriorityClass",
+}
+
+
+def _queue_objects(objects):
+    return [o for o in objects if o["kind"] in QUEUE_KINDS]
+
+
+def _one(objects, kind, name=None):
+    found = [
+        o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)
+    ]
+    assert len(found) == 1, f"{kind}/{name}: {len(found)} rendered"
+    return found[0]
+
+
+def test_default_baseline_queue_renders_eight_objects(render):
+    objects = _queue_objects(render())
+    assert sorted((o["kind"], o["metadata"]["name"]) for o in objects) == sorted(
+        [
+            ("Topology", "default-node-topology"),
+            ("ResourceFlavor", "taugrid-default-cpu"),
+            ("ResourceFlavor", "taugrid-default-gpu"),
+            ("ClusterQueue", "jobqueue"),
+            ("PriorityClass", "taugrid-default"),
+            ("PriorityClass", "taugrid-priority"),
+            ("WorkloadPriorityClass", "taugrid-default"),
+            ("WorkloadPriorityClass", "taugrid-priority"),
+        ]
+    )
+
+
+def test_cpu_flavor_is_not_topology_aware_and_gpu_flavor_is(render):
+    objects = render()
+    cpu = _one(objects, "ResourceFlavor", "taugrid-default-cpu")
+    gpu = _one(objects, "ResourceFlavor", "taugrid-default-gpu")
+    assert "topologyName" not in cpu["spec"] and "annotations" not in cpu["metadata"]
+    assert gpu["spec"]["topologyName"] == "default-node-topology"
+    assert gpu["spec"]["nodeTaints"] == [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]
+    assert "tolerations" not in gpu["spec"]
+    assert gpu["metadata"]["annotations"] == {
+        "kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname"
+    }
+
+
+def test_cluster_queue_has_one_group_with_zero_gpu_quota_on_the_cpu_flavor(render):
+    queue = _one(render(), "ClusterQueue")
+    spec = queue["spec"]
+    assert spec["queueingStrategy"] == "BestEffortFIFO"
+    assert spec["preemption"] == {"withinClusterQueue": "LowerPriority"}
+    assert spec["namespaceSelector"] == {
+        "matchExpressions": [{"key": "tau.azure.com/workspace", "operator": "Exists"}]
+    }
+    assert "admissionChecks" not in spec and "admissionChecksStrategy" not in spec
+    (group,) = spec["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
+    cpu, gpu = group["flavors"]
+    assert cpu["resources"] == [
+        {"name": "cpu", "nominalQuota": "100000"},
+        {"name": "memory", "nominalQuota": "100Ti"},
+        {"name": "nvidia.com/gpu", "nominalQuota": "0"},
+    ]
+    assert gpu["resources"][-1] == {"name": "nvidia.com/gpu", "nominalQuota": "1000"}
+    labels = queue["metadata"]["labels"]
+    assert labels["app.kubernetes.io/instance"] == "t"
+    assert labels["app.kubernetes.io/part-of"] == "taugrid"
+
+
+def test_gpu_disabled_renders_seven_objects_and_a_cpu_only_queue(render):
+    objects = _queue_objects(render("baselineQueue.gpu.enabled=false"))
+    assert len(objects) == 7
+    (group,) = _one(objects, "ClusterQueue")["spec"]["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory"]
+    assert [f["name"] for f in group["flavors"]] == ["taugrid-default-cpu"]
+
+
+def test_baseline_queue_disabled_renders_no_queue_objects(render):
+    assert _queue_objects(render("baselineQueue.enabled=false")) == []
+
+
+def test_custom_topology_level_renders_above_the_hostname_leaf(render):
+    topology = _one(
+        render("baselineQueue.topology.requiredLevel=tau.azure.com/network-domain"), "Topology"
+    )
+    assert topology["spec"]["levels"] == [
+        {"nodeLabel": "tau.azure.com/network-domain"},
+        {"nodeLabel": "kubernetes.io/hostname"},
+    ]
+
+
+def test_shared_local_queues_are_rendered_in_listed_namespaces(render):
+    queue = _one(render("baselineQueue.localQueueNamespaces={research}"), "LocalQueue")
+    assert queue["metadata"]["namespace"] == "research"
+    assert queue["spec"] == {"clusterQueue": "jobqueue"}
+
+
+def test_every_system_workload_follows_the_release_namespace(render):
+    objects = render(namespace="platform-x")
+    namespaced = [o for o in objects if "namespace" in o["metadata"]]
+    assert {o["metadata"]["namespace"] for o in namespaced} == {"platform-x"}
+    assert {"Deployment", "DaemonSet", "ServiceAccount", "Service"} <= {
+        o["kind"] for o in namespaced
+    }
+
+
+def test_controller_deployment_runs_the_python_controller_in_the_release_namespace(render):
+    deployment = _one(render(namespace="platform-x"), "Deployment", "tau-core-controller")
+    assert deployment["spec"]["selector"] == {
+        "matchLabels": {"app.kubernetes.io/name": "tau-core-controller"}
+    }
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["python", "-m", "tau.controller"]
+    assert container["args"] == ["--system-namespace=platform-x"]
+    assert (
+        container["image"]
+        == f"mcr.microsoft.com/aks/ai-runtime/tau-core-controller:{DEFAULT_CHART_VERSION}"
+    )
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_controller_image_digest_wins_over_the_tag(render):
+    digest = "sha256:" + "a" * 64
+    deployment = _one(
+        render(f"tau-core-controller.image.digest={digest}"), "Deployment", "tau-core-controller"
+    )
+    image = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image == f"mcr.microsoft.com/aks/ai-runtime/tau-core-controller@{digest}"
+
+
+def test_tau_cluster_carries_the_vm_size_catalog_and_profile_catalog(render):
+    spec = _one(render(), "TauCluster", "cluster")["spec"]
+    assert spec["managementMode"] == "Reconcile"
+    assert spec["queues"]["ownership"] == "External"
+    rules = spec["nodes"]["labelRules"]
+    assert len(rules) == 14
+    assert rules[0] == {
+        "match": {"vmSizes": ["Standard_NV6ads_A10_v5"]},
+        "labels": {
+            "kueue.azure.com/gpu-series": "nvads-a10-v5",
+            "tau.azure.com/gpu-class": "a10-4gb",
+        },
+    }
+    assert rules[-1]["labels"]["tau.azure.com/gpu-class"] == "gb300-288gb"
+    h200 = [r for r in rules if "Standard_ND96isr_H200_v5" in r["match"]["vmSizes"]]
+    assert h200[0]["labels"] == {
+        "kueue.azure.com/gpu-series": "nd-h200-v5",
+        "tau.azure.com/gpu-class": "h200-141gb",
+    }
+    profiles = spec["workloadProfiles"]
+    assert len(profiles) == 15
+    assert {p["executionTarget"] for p in profiles} == {"singleCluster"}
+
+
+def test_extra_node_label_rules_are_appended_after_the_catalog(render):
+    spec = _one(
+        render(
+            "tau-core-controller.tauCluster.extraNodeLabelRules[0].match.vmSizes[0]=Standard_Custom_H200_v5",
+            "tau-core-controller.tauCluster.extraNodeLabelRules[0].labels.tau\\.azure\\.com/gpu-class=h200-141gb",
+        ),
+        "TauCluster",
+    )["spec"]
+    rules = spec["nodes"]["labelRules"]
+    assert len(rules) == 15
+    assert rules[-1]["match"]["vmSizes"] == ["Standard_Custom_H200_v5"]
+
+
+def test_researcher_cluster_roles_are_shipped_and_bindable_by_the_controller(render):
+    objects = render()
+    researcher = _one(objects, "ClusterRole", "tau-researcher-v1")
+    assert {
+        "apiGroups": ["kueue.x-k8s.io"],
+        "resources": ["localqueues", "workloads"],
+        "verbs": ["get", "list", "watch"],
+    } in researcher["rules"]
+    reader = _one(objects, "ClusterRole", "tau-clusterqueue-reader-v1")
+    assert reader["rules"] == [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}
+    ]
+    controller = _one(objects, "ClusterRole", "tau-core-controller")
+    bind = [r for r in controller["rules"] if r["verbs"] == ["bind"]]
+    assert bind == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "verbs": ["bind"],
+            "resourceNames": ["tau-researcher-v1", "tau-clusterqueue-reader-v1"],
+        }
+    ]
+
+
+def test_quota_guard_is_fail_closed_and_narrow(render):
+    objects = render()
+    policy = _one(objects, "ValidatingAdmissionPolicy", "tau-quota-approval-guard")
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    assert policy["spec"]["matchConstraints"]["resourceRules"] == [
+        {
+            "apiGroups": ["tau.azure.com"],
+            "apiVersions": ["v1alpha1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["quotarequests"],
+        }
+    ]
+    binding = _one(objects, "ValidatingAdmissionPolicyBinding", "tau-quota-approval-guard")
+    assert binding["spec"] == {
+        "policyName": "tau-quota-approval-guard",
+        "validationActions": ["Deny"],
+    }
+
+
+def test_portal_is_on_in_the_distribution_with_read_only_rbac(render):
+    objects = render()
+    portal = _one(objects, "Deployment", "tau-portal")
+    assert portal["metadata"]["labels"]["app.kubernetes.io/component"] == "portal"
+    role = _one(objects, "ClusterRole", "tau-portal-tau-system-reader")
+    verbs = {verb for rule in role["rules"] for verb in rule["verbs"]}
+    assert verbs == {"get", "list", "watch"}
+    assert not [o for o in render("taugrid-core.portal.enabled=false") if o["kind"] == "Service"]
+
+
+def test_lifecycle_recorder_role_is_exactly_four_read_only_rules(render):
+    objects = render(
+        "taugrid-core.lifecycleRecorder.enabled=true",
+        "taugrid-core.lifecycleRecorder.targetNamespace=research",
+        "taugrid-core.lifecycleRecorder.kusto.endpoint=https://adx.example",
+        "taugrid-core.lifecycleRecorder.serviceAccount.annotations.azure\\.workload\\.identity/client-id=abc",
+    )
+    role = _one(objects, "Role", "tau-lifecycle-recorder")
+    assert role["metadata"]["namespace"] == "research"
+    assert [(r["resources"], r["verbs"]) for r in role["rules"]] == [
+        (["jobs"], ["get", "list", "watch"]),
+        (["pods"], ["get", "list", "watch"]),
+        (["rayjobs"], ["get", "list", "watch"]),
+        (["workloads"], ["get", "list", "watch"]),
+    ]
+
+
+def test_gpu_monitoring_follows_the_controller_switch_until_set(render):
+    def daemonsets(*sets):
+        return [o for o in render(*sets) if o["kind"] == "DaemonSet"]
+
+    assert len(daemonsets()) == 13
+    assert daemonsets("components.tauCoreController.enabled=false") == []
+    assert (
+        len(
+            daemonsets(
+                "components.tauCoreController.enabled=false",
+                "components.gpuMonitoring.enabled=true",
+            )
+        )
+        == 13
+    )
+    (h200,) = daemonsets("gpu-monitoring.enabledGpuSkus={h200}")
+    terms = h200["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
+    expr = terms["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+        "matchExpressions"
+    ]
+    assert expr == [
+        {
+            "key": "node.kubernetes.io/instance-type",
+            "operator": "In",
+            "values": ["Standard_ND96isr_H200_v5"],
+        }
+    ]
+
+
+def test_gpu_monitoring_has_no_secret_permissions(render):
+    role = _one(render(), "ClusterRole", "gpu-monitoring")
+    assert "secrets" not in {res for rule in role["rules"] for res in rule["resources"]}
+
+
+def test_chart_declares_pinned_dependencies_with_their_conditions():
+    meta = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert meta["apiVersion"] == "v2" and meta["kubeVersion"] == ">=1.30.0-0"
+    deps = {d["name"]: d for d in meta["dependencies"]}
+    assert deps["kueue"]["version"] == "0.18.2"
+    assert deps["kueue"]["condition"] == "components.kueue.enabled"
+    assert deps["kuberay-operator"]["version"] == "1.6.2"
+    assert deps["kuberay-operator"]["condition"] == "components.kuberayOperator.enabled"
+    assert deps["gpu-monitoring"]["condition"] == (
+        "components.gpuMonitoring.enabled,components.tauCoreController.enabled"
+    )
+    for local in ("tau-core-controller", "taugrid-core", "gpu-monitoring"):
+        assert (CHART / "charts" / local / "Chart.yaml").is_file()
+    assert meta["version"] == DEFAULT_CHART_VERSION
+
+
+def test_crds_are_the_generated_ones_shipped_with_the_controller_chart(render):
+    crds = [o for o in render(include_crds=True) if o["kind"] == "CustomResourceDefinition"]
+    assert sorted(c["metadata"]["name"] for c in crds) == [
+        "clusters.tau.azure.com",
+        "quotarequests.tau.azure.com",
+        "workspaces.tau.azure.com",
+    ]
+    shipped = Path(CHART / "charts" / "tau-core-controller" / "crds")
+    assert len(list(shipped.glob("*.yaml"))) == 3
