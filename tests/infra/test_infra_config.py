@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -287,3 +289,16 @@ def test_stack_settings_keep_explicit_values_and_drop_nulls():
         "cluster_name": "lab",
         "gpu_stack_mode": "self_managed",
     }
+
+
+def test_docs_list_every_setting_with_its_default():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "infra.md").read_text()
+    for name, field in cfg.StackConfig.model_fields.items():
+        default = field.default_factory() if field.default_factory else field.default
+        if default is None:
+            shown = "null"
+        elif isinstance(default, str):
+            shown = default or '""'
+        else:
+            shown = json.dumps(default)
+        assert f"| `{name}` | `{shown}` |" in docs, name
