@@ -444,7 +444,7 @@ def _preview_or_apply(kube, rendered, again, apply_: bool, output: Output) -> No
     for notice in rendered.notices:
         _say(f"notice: {notice}")
     if not apply_:
-        if output is Output.table:
+        if output is not Output.json:
             for line in rendered.summary:
                 typer.echo(f"# {line}")
             typer.echo("# preview only: rerun with --apply to create it")
