@@ -43,8 +43,6 @@ def snapshot_profile(loaded: Any) -> ProfileLayer | None:
     A snapshot authorises nothing by itself, so the run config must name the namespace,
     team and lane the selection is scoped to.
     """
-    from tau.profiles.snapshot import load_snapshot
-
     config = loaded.config
     policy = config.policy
     snapshot = policy.workload_profile_snapshot if policy else None
@@ -57,6 +55,8 @@ def snapshot_profile(loaded: Any) -> ProfileLayer | None:
             "offline profile selection has explicit namespace/team/lane authorization scope",
             owner=RESEARCHER,
         )
+    from tau.profiles.snapshot import load_snapshot
+
     profile_set = load_snapshot(loaded.base_dir / snapshot)
     selection = profile_set.select(
         policy.profile, namespace=policy.namespace, team=policy.team, lane=policy.lane
