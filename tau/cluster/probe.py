@@ -124,8 +124,8 @@ def parse_probe_output(text: str) -> dict[str, str]:
     values = {}
     for line in text.splitlines():
         key, sep, value = line.strip().partition("=")
-        if sep and key:
-            values[key] = value.strip()
+        if sep and key.strip():
+            values[key.strip()] = value.strip()
     return values
 
 

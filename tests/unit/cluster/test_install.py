@@ -1,0 +1,149 @@
+"""Install planning: flags of the bootstrap and main passes, Helm 3/4 detection, dry-run summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tau.cluster.chart import DEFAULT_CHART, ChartRef, renderable, unvendored_dependencies
+from tau.cluster.install import (
+    InstallOptions,
+    parse_duration,
+    plan_lines,
+    render_summary,
+    template_args,
+    upgrade_args,
+)
+from tau.errors import UsageError
+
+from .conftest import ROOT
+
+CHART_DIR = ROOT / "charts" / "taugrid"
+
+
+def options(**changes) -> InstallOptions:
+    base = dict(
+        chart=ChartRef(DEFAULT_CHART, "0.3.2"),
+        context="aks-prod",
+        values_files=["site.yaml"],
+        set_values=["baselineQueue.name=research"],
+    )
+    return InstallOptions(**{**base, **changes})
+
+
+def test_bootstrap_pass_forces_wait_and_disables_the_baseline_queue_last(helm4):
+    args = upgrade_args(options(), "CHART", helm4, bootstrap=True)
+    assert args[:4] == ["upgrade", "--install", "taugrid", "CHART"]
+    assert "--wait" in args and "--reset-values" in args
+    assert args[-2:] == ["--set", "baselineQueue.enabled=false"]
+    assert args.index("site.yaml") < args.index("baselineQueue.enabled=false")
+    assert args[
+        args.index("--kube-context") : args.index("--kube-context") + 2
+    ] == ["--kube-context", "aks-prod"]
+    assert args[args.index("--version") : args.index("--version") + 2] == ["--version", "0.3.2"]
+
+
+def test_main_pass_resets_values_and_never_replays_the_bootstrap_override(helm4):
+    args = upgrade_args(options(), "CHART", helm4)
+    assert "--reset-values" in args
+    assert "baselineQueue.enabled=false" not in args
+    assert "--wait" not in args
+
+
+def test_helm4_gets_rollback_on_failure_and_forced_server_side_conflicts(helm4):
+    args = upgrade_args(options(atomic=True), "CHART", helm4)
+    assert "--rollback-on-failure" in args and "--atomic" not in args
+    assert "--server-side=true" in args and "--force-conflicts" in args
+
+
+def test_helm3_keeps_atomic_and_gets_no_server_side_flags(helm3):
+    args = upgrade_args(options(atomic=True), "CHART", helm3)
+    assert "--atomic" in args and "--rollback-on-failure" not in args
+    assert "--force-conflicts" not in args and "--server-side=true" not in args
+    assert helm3.major == 3
+
+
+def test_local_charts_get_no_version_flag(helm4):
+    opts = options(chart=ChartRef(str(CHART_DIR)))
+    assert "--version" not in upgrade_args(opts, "CHART", helm4)
+    assert "--version" not in template_args(opts, "CHART")
+
+
+def test_template_args_render_crds_offline():
+    args = template_args(options(), "CHART")
+    assert args[:3] == ["template", "taugrid", "CHART"]
+    assert "--include-crds" in args and "--dependency-update" not in args
+    assert "--dependency-update" in template_args(options(dependency_update=True), "CHART")
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("15m", 900), ("90s", 90), ("1h30m", 5400), ("500ms", 0.5)]
+)
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "15", "0s", "m15", "15 m", "-1m"])
+def test_bad_durations_are_usage_errors(text):
+    with pytest.raises(UsageError, match="--timeout"):
+        parse_duration(text)
+
+
+def test_empty_release_or_namespace_is_rejected():
+    with pytest.raises(UsageError, match="--namespace"):
+        options(namespace=" ").validate()
+    with pytest.raises(UsageError, match="--release"):
+        options(release="").validate()
+
+
+def test_render_summary_counts_objects_by_kind_and_skips_banners():
+    manifest = "Saving 2 charts\nDeleting outdated charts\n---\n" + yaml.safe_dump_all(
+        [
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a"}},
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "b"}},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "c"}},
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}},
+        ]
+    )
+    assert render_summary(manifest) == [("ServiceAccount", 2), ("ConfigMap", 1), ("Deployment", 1)]
+
+
+def test_plan_names_release_namespace_chart_and_modes():
+    text = "\n".join(plan_lines(options(wait=True)))
+    for expected in (
+        "taugrid",
+        "tau-system",
+        DEFAULT_CHART,
+        "0.3.2",
+        "on (--wait)",
+        "Portal",
+        "Stellar",
+    ):
+        assert expected in text
+
+
+def test_the_checkout_chart_lacks_exactly_the_third_party_dependencies():
+    assert unvendored_dependencies(CHART_DIR) == ["kueue", "kuberay-operator"]
+
+
+def test_renderable_copy_drops_only_unvendored_dependencies_and_leaves_the_checkout_alone():
+    before = (CHART_DIR / "Chart.yaml").read_text()
+    with renderable(ChartRef(str(CHART_DIR))) as path:
+        copy = yaml.safe_load((Path(path) / "Chart.yaml").read_text())
+        assert [d["name"] for d in copy["dependencies"]] == [
+            "tau-core-controller",
+            "taugrid-core",
+            "gpu-monitoring",
+        ]
+        assert (Path(path) / "charts" / "tau-core-controller" / "crds").is_dir()
+    assert not Path(path).exists()
+    assert (CHART_DIR / "Chart.yaml").read_text() == before
+
+
+def test_remote_references_are_used_as_given():
+    with renderable(ChartRef(DEFAULT_CHART)) as path:
+        assert path == DEFAULT_CHART
+    assert ChartRef(DEFAULT_CHART).name == "taugrid"
+    assert ChartRef(str(CHART_DIR)).name == "taugrid"
