@@ -1,0 +1,96 @@
+"""`tau cluster` from the command line: offline dry-run, explain-values and usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+CHART = str(ROOT / "charts" / "taugrid")
+OFFLINE = [
+    "--set",
+    "components.kueue.enabled=false",
+    "--set",
+    "components.kuberayOperator.enabled=false",
+]
+
+
+def tau(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    merged = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "tau", "cluster", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=merged,
+    )
+
+
+def test_dry_run_prints_the_plan_and_render_summary_without_a_cluster(tmp_path):
+    done = tau(
+        "install",
+        "--chart",
+        CHART,
+        "--dry-run",
+        *OFFLINE,
+        env={"KUBECONFIG": str(tmp_path / "none")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "TauGrid install plan" in done.stderr
+    assert "TauGrid render summary (nothing was applied)" in done.stdout
+    assert "ClusterQueue" in done.stdout and "TauCluster" in done.stdout
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert lines[1] == ["DaemonSet", "13"]  # the largest kind comes first
+
+
+def test_dry_run_json_counts_objects(tmp_path):
+    done = tau("install", "--chart", CHART, "--dry-run", "-o", "json", *OFFLINE)
+    data = json.loads(done.stdout)
+    counts = {item["kind"]: item["count"] for item in data["kinds"]}
+    assert counts["CustomResourceDefinition"] == 3 and counts["ResourceFlavor"] == 2
+    assert data["total"] == sum(counts.values())
+
+
+def test_dry_run_with_an_unvendored_dependency_enabled_names_the_fix():
+    done = tau("install", "--chart", CHART, "--dry-run")
+    assert done.returncode == 1
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert line.startswith("error: ") and "helm dependency build" in line
+    assert "Traceback" not in done.stderr
+
+
+def test_dry_run_with_values_that_trip_a_guard_is_one_line():
+    done = tau(
+        "install", "--chart", CHART, "--dry-run", *OFFLINE, "--set", "gpu-monitoring.namespace=x"
+    )
+    assert done.returncode == 1
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: helm failed: gpu-monitoring.namespace")
+    )
+
+
+def test_usage_errors_exit_2():
+    assert tau("install", "--chart", CHART, "--dry-run", "--timeout", "soon").returncode == 2
+    assert tau("install", "--chart", CHART, "--dry-run", "-f", "missing.yaml").returncode == 2
+    done = tau("uninstall")
+    assert done.returncode == 2 and "--yes" in done.stderr
+    done = tau("validate", "nodes", "--gpu-class", "tpu-v5")
+    assert done.returncode == 2 and "not a supported class" in done.stderr
+
+
+def test_missing_helm_is_a_clear_runtime_error(tmp_path):
+    done = tau("install", "--chart", CHART, "--dry-run", env={"PATH": str(tmp_path)})
+    assert done.returncode == 1
+    assert "helm not found on PATH" in done.stderr
+
+
+def test_explain_values_documents_the_distribution():
+    done = tau("explain-values")
+    assert done.returncode == 0
+    assert "| `baselineQueue.gpu.flavors` |" in done.stdout
+    assert "| `tau-core-controller.tauCluster.workloadProfiles` |" in done.stdout
