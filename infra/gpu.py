@@ -25,8 +25,8 @@ MANAGED_GPU_TAG = "EnableManagedGPUExperience"
 DEVICE_PLUGIN_NAME = "nvidia-device-plugin-daemonset"
 DEVICE_PLUGIN_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.17.2"
 MIG_NORMALIZER_NAME = "taugrid-mig-normalizer"
-MIG_NORMALIZER_IMAGE = "mcr.microsoft.com/azurelinux/busybox:1.36"
-SYSTEM_NAMESPACE = "kube-system"
+MIG_NORMALIZER_IMAGE = "mcr.microsoft.com/azurelinux/base/core:3.0"
+KUBE_SYSTEM = "kube-system"
 
 DCGM_RELEASE = "dcgm-exporter"
 DCGM_NAMESPACE = "dcgm-exporter"
@@ -34,24 +34,27 @@ DCGM_REPOSITORY = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 DCGM_PORT = 9400
 DCGM_EXPORTER_URL = f"http://{DCGM_RELEASE}.{DCGM_NAMESPACE}.svc:{DCGM_PORT}/metrics"
 
-# Runs on the host (hostPID + nsenter) because the driver's nvidia-smi lives there. It disables
-# MIG where any GPU reports it enabled, resets the GPUs so the change takes effect, and exits
-# non-zero on any mode it does not understand, so the rollout (and `pulumi up`) fails loudly.
+# Runs nvidia-smi on the host (hostPID + nsenter), where the AKS-installed driver lives. When a
+# GPU reports MIG enabled it disables MIG and reboots the node, the equivalent of Terraform's
+# scale-set restart: after the reboot the init container runs again, finds MIG off and lets
+# the pod start. Unknown modes fail the pod, so the rollout (and `pulumi up`) fails loudly.
 MIG_NORMALIZE_SCRIPT = """\
-set -eu
+set -euo pipefail
+command -v nsenter >/dev/null || tdnf install -y --quiet util-linux >/dev/null
 host() { nsenter -t 1 -m -u -i -n -p -- "$@"; }
-modes() { host nvidia-smi --query-gpu=mig.mode.current --format=csv,noheader; }
-if modes | grep -q Enabled; then
-  host nvidia-smi -mig 0
-  host nvidia-smi --gpu-reset
+modes=$(host nvidia-smi --query-gpu=mig.mode.current --format=csv,noheader | tr -d '\\r')
+if printf '%s\\n' "$modes" | grep -Evx 'Enabled|Disabled|N/A|\\[N/A\\]' | grep -q .; then
+  echo "unexpected MIG modes on $NODE_NAME: $modes" >&2
+  exit 1
 fi
-for mode in $(modes); do
-  case "$mode" in
-    Disabled|"[N/A]") ;;
-    *) echo "GPU reports unexpected MIG mode: $mode" >&2; exit 1 ;;
-  esac
-done
-echo "MIG disabled on every GPU of $NODE_NAME"
+if printf '%s\\n' "$modes" | grep -qx Enabled; then
+  host nvidia-smi -mig 0
+  echo "MIG disabled on $NODE_NAME; rebooting the node to apply it"
+  host systemctl reboot
+  sleep 600
+  exit 1
+fi
+echo "MIG is off on every GPU of $NODE_NAME"
 """
 
 
@@ -131,7 +134,7 @@ class GpuNodePool(pulumi.ComponentResource):
         if args.stack_mode == SELF_MANAGED:
             previous = k8s.apps.v1.DaemonSet(
                 f"{name}-device-plugin",
-                metadata={"name": DEVICE_PLUGIN_NAME, "namespace": SYSTEM_NAMESPACE},
+                metadata={"name": DEVICE_PLUGIN_NAME, "namespace": KUBE_SYSTEM},
                 spec=_device_plugin_spec(args.pool_name),
                 opts=pulumi.ResourceOptions.merge(
                     on_cluster, pulumi.ResourceOptions(depends_on=[previous])
@@ -142,7 +145,7 @@ class GpuNodePool(pulumi.ComponentResource):
         if args.normalize_mig:
             previous = k8s.apps.v1.DaemonSet(
                 f"{name}-mig-normalizer",
-                metadata={"name": MIG_NORMALIZER_NAME, "namespace": SYSTEM_NAMESPACE},
+                metadata={"name": MIG_NORMALIZER_NAME, "namespace": KUBE_SYSTEM},
                 spec=_mig_normalizer_spec(args.pool_name),
                 opts=pulumi.ResourceOptions.merge(
                     on_cluster, pulumi.ResourceOptions(depends_on=[previous])
@@ -242,7 +245,7 @@ def _mig_normalizer_spec(pool_name: str) -> dict[str, object]:
                     {
                         "name": "normalize",
                         "image": MIG_NORMALIZER_IMAGE,
-                        "command": ["sh", "-c", MIG_NORMALIZE_SCRIPT],
+                        "command": ["bash", "-c", MIG_NORMALIZE_SCRIPT],
                         "env": [
                             {
                                 "name": "NODE_NAME",
@@ -256,7 +259,7 @@ def _mig_normalizer_spec(pool_name: str) -> dict[str, object]:
                     {
                         "name": "hold",
                         "image": MIG_NORMALIZER_IMAGE,
-                        "command": ["sh", "-c", "trap 'exit 0' TERM; sleep infinity & wait"],
+                        "command": ["bash", "-c", "trap 'exit 0' TERM; sleep infinity & wait"],
                         "resources": {"requests": {"cpu": "1m", "memory": "4Mi"}},
                     }
                 ],
