@@ -90,7 +90,7 @@ def crd(kind: type[KubeObject], spec: type[BaseModel], status: type[BaseModel]) 
             "status": structural(status),
         },
     }
-    if "required" in spec_schema:
+    if "required" in spec_schema or "x-kubernetes-validations" in spec_schema:
         schema["required"] = ["spec"]
     else:
         spec_schema["default"] = {}

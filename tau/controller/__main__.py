@@ -9,6 +9,7 @@ import signal
 import sys
 
 from tau.controller.operator import Options, run
+from tau.errors import TauError
 
 DEFAULT_SYSTEM_NAMESPACE = "tau-system"
 
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         asyncio.run(serve())
+    except TauError as error:
+        print(f"error: tau-core-controller: {error.one_line()}", file=sys.stderr)
+        return error.exit_code
     except OSError as error:
         print(f"error: tau-core-controller cannot start: {error}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from typing import Any
 import kopf
 from aiohttp import web
 
+from tau import keys
 from tau.api.meta import GROUP, VERSION
 from tau.controller import kubeapi as k
 from tau.controller.cluster import ClusterReconciler, node_event_matters
@@ -38,6 +39,9 @@ CLUSTER_INPUTS = (
     k.ADMISSION_CHECKS,
 )
 
+# Objects the workspace reconciler owns, watched so drift is repaired without waiting.
+OWNED = (k.LOCAL_QUEUES, k.ROLE_BINDINGS, k.SERVICE_ACCOUNTS)
+
 
 @dataclass
 class Options:
@@ -47,7 +51,7 @@ class Options:
     leader_elect: bool = False
 
 
-def build_registry(queue: WorkQueue) -> kopf.OperatorRegistry:
+def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
     node_labels: dict[str, dict[str, str]] = {}
 
@@ -55,9 +59,30 @@ def build_registry(queue: WorkQueue) -> kopf.OperatorRegistry:
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
         return kopf.login_via_client(**kwargs)
 
+    known_workspaces: set[tuple[str, str]] = set()
+
     @kopf.on.event(GROUP, VERSION, "workspaces", registry=registry)
-    def workspace_event(namespace: str, name: str, **_: Any) -> None:
+    def workspace_event(event: dict[str, Any], namespace: str, name: str, **_: Any) -> None:
         queue.add(("workspace", namespace, name))
+        if event.get("type") == "DELETED":
+            # A departed primary lets a blocked workspace take over: look at all of them now.
+            known_workspaces.discard((namespace, name))
+            for other in known_workspaces:
+                queue.add(("workspace", *other))
+        else:
+            known_workspaces.add((namespace, name))
+
+    for resource in OWNED:
+        # A deleted or edited LocalQueue, RoleBinding or ServiceAccount is repaired at once.
+        @kopf.on.event(
+            resource.group,
+            resource.version,
+            resource.plural,
+            labels={keys.APP_MANAGED_BY: keys.CONTROLLER_NAME, keys.WORKSPACE: kopf.PRESENT},
+            registry=registry,
+        )
+        def owned_event(labels: Any, **_: Any) -> None:
+            queue.add(("workspace", system_namespace, labels[keys.WORKSPACE]))
 
     @kopf.on.event(GROUP, VERSION, "clusters", registry=registry)
     def cluster_event(name: str, **_: Any) -> None:
@@ -136,6 +161,8 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
     queue = WorkQueue()
     state: dict[str, Any] = {}
     stop = stop or asyncio.Event()
+    # Fail fast with one line when the API server cannot be reached with these credentials.
+    await asyncio.to_thread(client.request, "GET", "/version", what="reach the API server")
     await serve_probes(options, state, queue)
     elector = LeaderElector(client, options.system_namespace) if options.leader_elect else None
     tasks: list[asyncio.Task] = []
@@ -163,7 +190,7 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
 
         tasks.append(asyncio.create_task(mark_ready()))
         await kopf.operator(
-            registry=build_registry(queue),
+            registry=build_registry(queue, options.system_namespace),
             settings=settings,
             standalone=True,
             clusterwide=True,

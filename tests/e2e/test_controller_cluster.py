@@ -1,0 +1,165 @@
+"""TauCluster on the local control plane: KWOK nodes labelled by VM size, profiles resolved.
+
+The label rules are the chart's own VM-size catalog (charts/.../values.yaml), the profile
+resolves against the real Kueue objects of the local cluster, and `tau` reads the result
+through `tau.profiles` exactly as a researcher's CLI would.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+import yaml
+from controller_harness import CHART, Controller, condition, get, install, unique, wait_for
+
+from tau import keys
+from tau.kube import KubeClient
+from tau.profiles.live import export_profiles, read_profile_set
+from tau.profiles.snapshot import load_snapshot
+
+VM_SIZE = "Standard_NC40ads_H100_v5"  # in the catalog: nc-h100-v5 / h100-95gb
+CATALOG = yaml.safe_load((CHART / "values.yaml").read_text())["tauCluster"]["nodeLabelRules"]
+
+
+@pytest.fixture(scope="module")
+def controller(local_cluster, tmp_path_factory) -> Iterator[Controller]:
+    system = unique("tau-sys")
+    install(local_cluster, system)
+    previous = get(local_cluster, "clusters.tau.azure.com", "cluster")
+    process = Controller(local_cluster, system, tmp_path_factory.mktemp("controller"))
+    process.start()
+    yield process
+    process.stop()
+    local_cluster.kubectl("delete", "clusters.tau.azure.com", "cluster", check=False)
+    if previous:
+        previous["metadata"] = {"name": "cluster", "labels": previous["metadata"].get("labels", {})}
+        previous.pop("status", None)
+        local_cluster.kubectl("apply", "-f", "-", input=json.dumps(previous))
+
+
+@pytest.fixture(scope="module")
+def h100_node(local_cluster) -> Iterator[str]:
+    name = unique("kwok-e2e-h100")
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {"kwok.x-k8s.io/node": "fake"},
+            "labels": {
+                "type": "kwok",
+                "kubernetes.io/hostname": name,
+                keys.INSTANCE_TYPE_LABEL: VM_SIZE,
+            },
+        },
+        "spec": {"taints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]},
+    }
+    local_cluster.kubectl("apply", "-f", "-", input=json.dumps(node))
+    yield name
+    local_cluster.kubectl("delete", "node", name, "--wait=false", check=False)
+
+
+def tau_cluster(mode: str, profile_namespace: str, extra_rules=()) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "tau.azure.com/v1alpha1",
+            "kind": "TauCluster",
+            "metadata": {"name": "cluster"},
+            "spec": {
+                "managementMode": mode,
+                "nodes": {"labelRules": [*CATALOG, *extra_rules]},
+                "workloadProfiles": [
+                    {
+                        "name": "e2e.training.1x",
+                        "applicability": {"teams": ["research"], "namespaces": [profile_namespace]},
+                        "gpusPerWorker": 1,
+                        "workerCount": 1,
+                        "mode": "fixed",
+                        "placement": "independent",
+                        "defaultLocalQueue": "jobqueue",
+                        "priorities": {
+                            "workloadPriorityClassName": "taugrid-default",
+                            "podPriorityClassName": "taugrid-default",
+                        },
+                    }
+                ],
+            },
+        }
+    )
+
+
+def current(cluster):
+    obj = get(cluster, "clusters.tau.azure.com", "cluster")
+    status = (obj or {}).get("status") or {}
+    if status.get("observedGeneration") != obj["metadata"]["generation"]:
+        return None
+    return obj
+
+
+def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
+    local_cluster, controller, h100_node, namespace, tmp_path
+):
+    local_queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "jobqueue", "namespace": namespace},
+        "spec": {"clusterQueue": "jobqueue"},
+    }
+    local_cluster.kubectl("apply", "-f", "-", input=json.dumps(local_queue))
+    local_cluster.kubectl("apply", "-f", "-", input=tau_cluster("Reconcile", namespace))
+
+    def ready():
+        obj = current(local_cluster)
+        return obj if obj and obj["status"].get("phase") == "Ready" else None
+
+    obj = wait_for("TauCluster Ready", ready, timeout=90)
+    labels = get(local_cluster, "node", h100_node)["metadata"]["labels"]
+    assert labels[keys.KUEUE_GPU_SERIES] == "nc-h100-v5"
+    assert labels[keys.GPU_CLASS] == "h100-95gb"
+    assert labels[keys.INSTANCE_TYPE_LABEL] == VM_SIZE  # merge patch removed nothing
+    assert obj["status"]["nodes"]["drifted"] == 0 and obj["status"]["nodes"]["observed"] >= 1
+    assert condition(obj, "NodesReady") == ("True", "NodeLabelsReady")
+    assert condition(obj, "ReconcilePaused") == ("False", "NodeReconciliationActive")
+    assert condition(obj, "WorkloadProfilesReady") == ("True", "WorkloadProfilesReady")
+    assert [c["type"] for c in obj["status"]["conditions"]][-1] == "Ready"
+    [resolved] = obj["status"]["workloadProfiles"]["profiles"]
+    assert resolved["localQueues"] == [
+        {"namespace": namespace, "name": "jobqueue", "clusterQueue": "jobqueue"}
+    ]
+    assert resolved["clusterQueues"] == ["jobqueue"]
+
+    client = KubeClient(local_cluster.kubeconfig)
+    profiles = read_profile_set(client)
+    chosen = profiles.select(namespace=namespace, team="research")
+    assert chosen.stamps()[keys.TAU_CLUSTER_GENERATION] == str(obj["metadata"]["generation"])
+    snapshot = tmp_path / "profiles.snapshot.yaml"
+    export_profiles(client, snapshot)
+    assert load_snapshot(snapshot).profile_set_hash == profiles.profile_set_hash
+
+    # A no-op pass writes nothing.
+    version = obj["metadata"]["resourceVersion"]
+    passes = controller.reconciles("cluster")
+    local_cluster.kubectl("label", "node", h100_node, f"e2e-touch={unique('t')}", "--overwrite")
+    wait_for("another TauCluster pass", lambda: controller.reconciles("cluster") > passes)
+    after = get(local_cluster, "clusters.tau.azure.com", "cluster")
+    assert after["metadata"]["resourceVersion"] == version
+
+
+def test_observe_mode_reports_drift_without_touching_nodes(
+    local_cluster, controller, h100_node, namespace
+):
+    extra = {"match": {"vmSizes": [VM_SIZE]}, "labels": {"tau.azure.com/e2e-pool": "observe"}}
+    local_cluster.kubectl("apply", "-f", "-", input=tau_cluster("Observe", namespace, [extra]))
+
+    def drifted():
+        obj = current(local_cluster)
+        return obj if obj and condition(obj, "DriftDetected")[0] == "True" else None
+
+    obj = wait_for("drift reported", drifted, timeout=60)
+    assert obj["status"]["phase"] == "Pending"
+    assert condition(obj, "ObserveOnly") == ("True", "ObserveMode")
+    assert condition(obj, "NodesReady") == ("False", "NodeLabelDrift")
+    labels = get(local_cluster, "node", h100_node)["metadata"]["labels"]
+    assert "tau.azure.com/e2e-pool" not in labels
