@@ -20,7 +20,6 @@ from infra_mocks import (
     client_id,
     issuer_url,
     kusto_uri,
-    operator_settings,
     run_stack,
     stack_settings,
 )
@@ -127,18 +126,6 @@ EXPECTED_RESOURCES = {
     ],
 }
 STACKS = sorted(EXPECTED_RESOURCES)
-
-
-@pytest.fixture(scope="module")
-def runs():
-    cache: dict[str, object] = {}
-
-    def run(stack: str):
-        if stack not in cache:
-            cache[stack] = run_stack(operator_settings(stack), stack=stack)
-        return cache[stack]
-
-    return run
 
 
 def test_stacks_dir_holds_exactly_the_documented_stacks():
