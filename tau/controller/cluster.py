@@ -20,7 +20,7 @@ from tau.controller import kubeapi as k
 from tau.controller.conditions import condition, merge_conditions, semantically_equal
 from tau.controller.nodes import plan_nodes, rule_conflicts, rule_problems
 from tau.controller.profiles import World, multikueue_condition, resolve_profile_set
-from tau.kube.errors import KubeError
+from tau.kube.errors import KubeError, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +222,10 @@ class _ClientWorld:
         self.client = client
 
     def get(self, resource: k.Resource, name: str, namespace: str = "") -> dict[str, Any] | None:
-        return self.client.get_or_none(resource, name, namespace)
+        try:
+            return self.client.get_or_none(resource, name, namespace)
+        except NotFoundError:
+            return None  # the API type itself is not served (e.g. Kueue not installed)
 
     def list(self, resource: k.Resource) -> list[dict[str, Any]]:
         return self.client.list(resource)
