@@ -43,6 +43,9 @@ def parse(argv: list[str] | None = None) -> Options:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if args.log_level != "DEBUG":
+        # kopf reports every watch event it hands over; our reconcilers log what matters.
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     return Options(
         system_namespace=system or legacy or DEFAULT_SYSTEM_NAMESPACE,
         health_address=args.health_probe_bind_address,

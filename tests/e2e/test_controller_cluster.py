@@ -34,7 +34,12 @@ def controller(local_cluster, tmp_path_factory) -> Iterator[Controller]:
     process.stop()
     local_cluster.kubectl("delete", "clusters.tau.azure.com", "cluster", check=False)
     if previous:
-        previous["metadata"] = {"name": "cluster", "labels": previous["metadata"].get("labels", {})}
+        meta = previous["metadata"]
+        previous["metadata"] = {
+            "name": "cluster",
+            "labels": meta.get("labels", {}),
+            "annotations": meta.get("annotations", {}),
+        }
         previous.pop("status", None)
         local_cluster.kubectl("apply", "-f", "-", input=json.dumps(previous))
 

@@ -320,3 +320,22 @@ def test_a_foreign_role_binding_is_refused_not_adopted(local_cluster, controller
     binding = get(local_cluster, "rolebinding", "tau-researcher-v1", "-n", namespace)
     assert binding["subjects"] == foreign["subjects"]
     assert keys.WORKSPACE not in (binding["metadata"].get("labels") or {})
+
+
+def test_a_reserved_target_is_refused_and_left_untouched(local_cluster, controller):
+    before = get(local_cluster, "namespace", "default")["metadata"].get("labels") or {}
+    patch = {"spec": {"target": {"namespace": "default", "createNamespace": True}}}
+    local_cluster.kubectl(
+        "patch", "workspaces.tau.azure.com", State.second, "-n", State.system, "--type=merge",
+        "-p", json.dumps(patch),
+    )  # fmt: skip
+    wait_for(
+        "namespace refused",
+        lambda: (
+            condition(tw(local_cluster, State.second), "DriftDetected")
+            == ("True", "NamespaceReconcileFailed")
+        ),
+    )
+    assert phase(local_cluster, State.second) == "Degraded"
+    after = get(local_cluster, "namespace", "default")["metadata"].get("labels") or {}
+    assert after == before
