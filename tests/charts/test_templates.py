@@ -127,7 +127,12 @@ def test_controller_deployment_runs_the_python_controller_in_the_release_namespa
     }
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["command"] == ["python", "-m", "tau.controller"]
-    assert container["args"] == ["--system-namespace=platform-x"]
+    assert container["args"] == [
+        "--system-namespace=platform-x",
+        "--leader-elect",
+        "--health-probe-bind-address=:8081",
+        "--metrics-bind-address=:8080",
+    ]
     assert (
         container["image"]
         == f"mcr.microsoft.com/aks/ai-runtime/tau-core-controller:{DEFAULT_CHART_VERSION}"
