@@ -92,6 +92,7 @@ class _Overflow(ValueError):
 
 def _parse_exact(data: bytes, path: Path, req: ImportRequest) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {"key": [], "line": [], "step": [], "wall": [], "value": []}
+    reserved = (req.step_field, req.time_field)
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
@@ -113,7 +114,9 @@ def _parse_exact(data: bytes, path: Path, req: ImportRequest) -> dict[str, list[
         step = _number(obj.get(req.step_field), where, req.step_field)
         stamp = _number(obj.get(req.time_field), where, req.time_field)
         for key, value in obj.items():
-            if key.startswith("_") or isinstance(value, bool) or not isinstance(value, int | float):
+            if key.startswith("_") or key in reserved:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             try:
                 number = float(value)
@@ -176,8 +179,10 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
     parts: list[pa.Table] = []
     for name in names:
         col = table[name]
-        if name.startswith("_") or not (
-            pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+        if (
+            name.startswith("_")
+            or name in (req.step_field, req.time_field)
+            or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type))
         ):
             continue
         values = col.cast(pa.float64())
