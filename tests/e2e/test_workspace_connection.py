@@ -494,6 +494,22 @@ def test_status_and_check_report_conditions_with_owners(workspace: Workspace) ->
     assert ok.returncode == 0, ok.stderr
     assert f"workspace {workspace.name}: Ready" in ok.stdout
 
+    admin_context = yaml.safe_load(workspace.cluster.kubeconfig.read_text())["current-context"]
+    storage = workspace.tau(
+        "workspace",
+        "check",
+        workspace.name,
+        "-n",
+        workspace.system_namespace,
+        "--context",
+        admin_context,
+        "--data-pvc",
+        "blob-training",
+    )
+    assert storage.returncode == 0, storage.stderr
+    assert f"pvc {workspace.namespace}/blob-training: missing" in storage.stdout
+    assert "warning: PVC" in storage.stderr and "Ready does not cover storage" in storage.stderr
+
 
 @pytest.fixture
 def admin(local_cluster: LocalCluster, tau_crds: None, tmp_path: Path) -> Iterator[Workspace]:
