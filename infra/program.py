@@ -111,7 +111,7 @@ def _gpu_queue(config: StackConfig) -> GpuQueue | None:
     )
 
 
-def _platform_values(config: StackConfig, adx: AdxWiring | None = None) -> dict[str, Any]:
+def platform_values(config: StackConfig, adx: AdxWiring | None = None) -> dict[str, Any]:
     return taugrid_values(
         PlatformValues(
             workspace_namespace=config.workspace_namespace,
@@ -202,7 +202,7 @@ def _aks_environment(config: StackConfig) -> dict[str, Any]:
         )
         install_after.extend(gpu.ready)
 
-    values: pulumi.Input[dict] = _platform_values(config)
+    values: pulumi.Input[dict] = platform_values(config)
     adx: AdxMetrics | None = None
     if config.enable_adx:
         adx, adx_values, adx_resources = _adx_plane(config, aks)
@@ -278,7 +278,7 @@ def _adx_plane(
     values = pulumi.Output.all(
         adx.uri, portal.client_id, recorder.client_id if recorder else None
     ).apply(
-        lambda resolved: _platform_values(
+        lambda resolved: platform_values(
             config,
             AdxWiring(
                 endpoint=resolved[0], portal_client_id=resolved[1], recorder_client_id=resolved[2]
@@ -298,7 +298,7 @@ def _existing_cluster(config: StackConfig) -> dict[str, Any]:
     provider = k8s.Provider(
         "existing-cluster", context=config.kube_context, kubeconfig=config.kubeconfig
     )
-    _install_platform(config, provider, _platform_values(config), [])
+    _install_platform(config, provider, platform_values(config), [])
     return {
         "resource_group_name": None,
         "cluster_name": config.cluster_name,
