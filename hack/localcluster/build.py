@@ -21,7 +21,7 @@ from pathlib import Path
 
 MODULES_DIR = Path(__file__).resolve().parent / "modules"
 # Bump when the build flags or the cached layout change, so old caches are not trusted.
-RECIPE_VERSION = "1"
+RECIPE_VERSION = "2"
 
 
 class BuildError(RuntimeError):
@@ -82,7 +82,7 @@ COMPONENTS = (
         "sigs.k8s.io/kwok",
         {"kwok": "sigs.k8s.io/kwok/cmd/kwok"},
         ("-X sigs.k8s.io/kwok/pkg/consts.Version={version}",),
-        {"kwok-crds": "kustomize/crd/bases"},
+        {"kwok-crds": "kustomize/crd/bases", "kwok-node-stages": "kustomize/stage/node"},
     ),
     Component(
         "kueue",
@@ -228,7 +228,8 @@ def _build_component(component: Component, artifacts: Artifacts, log: Path) -> N
         tmp = destination.with_name(destination.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(module_dir / source, tmp)
-        for path in tmp.rglob("*"):
+        # The module cache is read-only; the copy must stay removable.
+        for path in [tmp, *tmp.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         tmp.replace(destination)
 

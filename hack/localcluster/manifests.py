@@ -206,8 +206,17 @@ def kwok_pod_stages() -> list[dict[str, Any]]:
     return stages
 
 
-def kwok_config() -> str:
-    return yaml.safe_dump_all(kwok_pod_stages(), sort_keys=False)
+def kwok_config(node_stages: Path) -> str:
+    """Stages for nodes (KWOK's own: initialize, then heartbeat with leases) and for pods.
+
+    Once a config names any Stage, KWOK uses no built-in stage at all, so both are listed.
+    """
+    docs = [
+        *load_all(node_stages / "fast" / "node-initialize.yaml"),
+        *load_all(node_stages / "heartbeat-with-lease" / "node-heartbeat-with-lease.yaml"),
+        *kwok_pod_stages(),
+    ]
+    return yaml.safe_dump_all(docs, sort_keys=False)
 
 
 def default_cluster_logs(log_file: Path) -> dict[str, Any]:

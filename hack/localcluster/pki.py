@@ -54,21 +54,22 @@ class KeyPair:
 class CertificateAuthority:
     """The cluster CA; its key stays in the state directory so tests can mint identities."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, name: str = "ca") -> None:
         self.directory = directory
-        self.pair = KeyPair(directory / "ca.crt", directory / "ca.key")
+        self.pair = KeyPair(directory / f"{name}.crt", directory / f"{name}.key")
 
     @classmethod
-    def create(cls, directory: Path) -> CertificateAuthority:
+    def create(cls, directory: Path, name: str = "ca") -> CertificateAuthority:
         directory.mkdir(parents=True, exist_ok=True)
-        ca = cls(directory)
+        ca = cls(directory, name)
         key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "taugrid-localcluster-ca")])
+        common_name = f"taugrid-localcluster-{name}"
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
         now = dt.datetime.now(dt.UTC)
         cert = (
             x509.CertificateBuilder()
-            .subject_name(name)
-            .issuer_name(name)
+            .subject_name(subject)
+            .issuer_name(subject)
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - dt.timedelta(minutes=5))
@@ -141,9 +142,16 @@ class CertificateAuthority:
         return pair
 
 
-def write_service_account_key(path: Path) -> None:
-    """The key the apiserver signs ServiceAccount tokens with (and verifies them by)."""
-    _write(path, _key_pem(ec.generate_private_key(ec.SECP256R1())), private=True)
+def write_service_account_keys(private: Path, public: Path) -> None:
+    """The key pair the apiserver signs ServiceAccount tokens with and verifies them by."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    _write(private, _key_pem(key), private=True)
+    _write(
+        public,
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ),
+    )
 
 
 def _b64(data: bytes) -> str:

@@ -48,9 +48,13 @@ def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClu
         yield cluster
         return
     try:
-        cluster = start(tmp_path_factory.mktemp("localcluster"), build())
+        cluster = start(tmp_path_factory.mktemp("localcluster"), build(), tied_to_caller=True)
     except (BuildError, ClusterError) as error:
-        pytest.fail(f"the local cluster could not start: {error}", pytrace=False)
+        failure = f"the local cluster could not start: {error}"
+    else:
+        failure = ""
+    if failure:
+        pytest.fail(failure, pytrace=False)
     try:
         yield cluster
     finally:

@@ -202,6 +202,8 @@ def test_a_rayjob_is_admitted_and_its_cluster_pods_land_on_gpu_nodes(
         "metadata": {"name": "tune", "labels": {fx.KUEUE_QUEUE_LABEL: queue}},
         "spec": {
             "entrypoint": "python -c 'print(1)'",
+            # Kueue's validating webhook requires it for the RayJobs it manages.
+            "shutdownAfterJobFinishes": True,
             "rayClusterSpec": {
                 "rayVersion": "2.41.0",
                 "headGroupSpec": {"rayStartParams": {}, "template": ray_pod("1")},
