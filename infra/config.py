@@ -336,8 +336,9 @@ class StackConfigError(TauValidationError):
 
     def __init__(self, problems: list[str]) -> None:
         # One problem is the message itself; several are listed, with a count as the message.
-        super().__init__(_summary(problems), problems=problems if len(problems) > 1 else [])
-        self.owner = "platform"
+        super().__init__(
+            _summary(problems), problems=problems if len(problems) > 1 else [], owner="platform"
+        )
         self.all_problems = list(problems)
 
 
