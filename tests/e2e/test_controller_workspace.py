@@ -8,6 +8,9 @@ controller restart, deletion (and the blocked workspace's promotion), and a fore
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -40,17 +43,13 @@ def controller(local_cluster, tmp_path_factory) -> Iterator[Controller]:
     process = Controller(local_cluster, State.system, tmp_path_factory.mktemp("controller"))
     process.start()
     yield process
-    process.stop()
+    # Delete while the controller runs, so its finalizer is honoured and nothing is left behind.
     for name in (State.first, State.second):
         local_cluster.kubectl(
-            "delete",
-            "workspaces.tau.azure.com",
-            name,
-            "-n",
-            State.system,
-            "--wait=false",
+            "delete", "workspaces.tau.azure.com", name, "-n", State.system, "--timeout=60s",
             check=False,
-        )
+        )  # fmt: skip
+    process.stop()
 
 
 def workspace(name: str, **spec) -> str:
@@ -128,6 +127,15 @@ def test_one_apply_yields_a_ready_workspace(local_cluster, controller):
     )
     reader = get(local_cluster, "role", f"tau-workspace-reader-{State.first}", "-n", State.system)
     assert reader["rules"][0]["resourceNames"] == [State.first]
+
+    check = subprocess.run(
+        [sys.executable, "-m", "tau", "workspace", "check", State.first, "-n", State.system],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "KUBECONFIG": str(local_cluster.kubeconfig)},
+        timeout=60,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 def job(name: str, namespace: str) -> str:
