@@ -312,8 +312,9 @@ def parse_history(path: Path, run: records.RunRecord, req: ImportRequest) -> _Hi
 def _run_record(store: Store | None, req: ImportRequest) -> records.RunRecord:
     check_id("run", req.run_id, flag="--run")
     manifest_project = store.project if store else ""
-    project = req.project or manifest_project or "default"
-    group = req.group or "default"
+    stored = records.stored_identity(store, req.run_id) if store else ("", "")
+    project = req.project or stored[0] or manifest_project or "default"
+    group = req.group or stored[1] or "default"
     check_id("run group", group, flag="--group")
     if req.experiment:
         check_id("experiment", req.experiment, flag="--experiment")

@@ -151,14 +151,26 @@ class RunRecord:
         """Apply the store's defaults: project, experiment, group, state, created_at."""
         check_id("run", self.run_id)
         values = asdict(self)
-        values["project"] = self.project or store.project or "default"
-        values["run_group_id"] = self.run_group_id or "default"
+        existing = stored_identity(store, self.run_id)
+        values["project"] = self.project or existing[0] or store.project or "default"
+        values["run_group_id"] = self.run_group_id or existing[1] or "default"
         values["state"] = self.state or default_state
         values["created_at"] = self.created_at or now()
         check_id("run group", values["run_group_id"], flag="--group")
         if self.experiment_id:
             check_id("experiment", self.experiment_id, flag="--experiment")
         return RunRecord(**values)
+
+
+def stored_identity(store: Store, run_id: str) -> tuple[str, str]:
+    """(project, run group) of an already stored run, so unstated fields never conflict."""
+    import contextlib
+
+    with contextlib.closing(store.connect(readonly=True)) as db:
+        row = db.execute(
+            "SELECT project, run_group_id FROM runs WHERE run_id=?", (run_id,)
+        ).fetchone()
+    return (row["project"], row["run_group_id"]) if row else ("", "")
 
 
 def _merge_state(old: str, new: str, run_id: str) -> str:

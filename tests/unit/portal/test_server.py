@@ -1,0 +1,113 @@
+"""The local Stellar server: pages, the series API with server-side downsampling, contracts."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tau.evidence import ImportRequest, Store, import_jsonl, init_experiment
+from tau.portal.server import ServerConfig, create_app, stellar_url
+
+
+@pytest.fixture(scope="module")
+def client(demo_store: Path) -> TestClient:
+    return TestClient(create_app(ServerConfig(store=Store.open(demo_store))))
+
+
+def test_healthz_reports_the_store(client: TestClient, demo_store: Path) -> None:
+    assert client.get("/healthz").json() == {
+        "ok": True,
+        "store_path": str(demo_store),
+        "source": "local",
+    }
+
+
+def test_run_and_experiment_pages_load_assets_from_the_server(client: TestClient) -> None:
+    for path in ("/stellar?target=demo", "/stellar/runs/run-a", "/stellar/experiments/demo"):
+        page = client.get(path)
+        assert page.status_code == 200 and "renderSnapshot" in page.text
+        assert "/stellar/assets/uPlot.iife.min.js" in page.text
+    asset = client.get("/stellar/assets/uPlot.iife.min.js")
+    assert asset.status_code == 200 and asset.headers["content-type"].startswith("text/javascript")
+    assert client.get("/stellar/assets/evil.js").status_code == 404
+    assert client.get("/", follow_redirects=False).headers["location"] == "/stellar"
+
+
+def test_series_of_a_run_and_of_an_experiment(client: TestClient) -> None:
+    run = client.get("/api/v2/stellar/runs/run-a/series", params={"metric": "train/loss"}).json()
+    assert [(s["run_id"], s["metric"], s["points"]) for s in run["series"]] == [
+        ("run-a", "train/loss", 50)
+    ]
+    assert run["series"][0]["x"][:3] == [0, 1, 2]
+    group = client.get(
+        "/api/v1/stellar/series", params={"target": "demo", "metric": "accuracy"}
+    ).json()
+    assert sorted(s["run_id"] for s in group["series"]) == ["run-a", "run-b", "run-c"]
+
+
+def test_legacy_routes_carry_deprecation_headers_and_v2_run_routes_do_not(
+    client: TestClient,
+) -> None:
+    legacy = client.get("/api/stellar/runs", params={"target": "demo"})
+    assert legacy.status_code == 200
+    assert legacy.headers["Deprecation"] and "successor" in legacy.headers["Link"]
+    assert "Warning" in legacy.headers
+    modern = client.get("/api/v2/stellar/runs/run-a")
+    assert modern.status_code == 200 and "Deprecation" not in modern.headers
+    assert modern.json()["metrics"]["train/loss"]["count"] == 50
+
+
+def test_another_workspace_is_rejected_and_unimplemented_boards_are_501(client: TestClient) -> None:
+    assert (
+        client.get("/api/v2/stellar/runs/run-a", params={"workspace": "other"}).status_code == 400
+    )
+    assert (
+        client.get("/api/v2/stellar/runs/run-a", params={"workspace": "default"}).status_code == 200
+    )
+    for name in ("labels", "dashboards", "workspaces"):
+        assert client.get(f"/api/v2/stellar/{name}").status_code == 501
+
+
+def test_unknown_targets_are_400_with_a_reason(client: TestClient) -> None:
+    response = client.get("/api/v2/stellar/series", params={"target": "nope"})
+    assert (
+        response.status_code == 400
+        and "not a run group, run or experiment" in response.json()["reason"]
+    )
+
+
+def test_open_builds_the_stellar_url_even_for_wildcard_binds() -> None:
+    assert (
+        stellar_url("0.0.0.0:8080", "demo", "loss")
+        == "http://127.0.0.1:8080/stellar?metric=loss&target=demo"
+    )
+    assert stellar_url("[::]:9000", "r-1", "") == "http://127.0.0.1:9000/stellar?target=r-1"
+    assert stellar_url("127.0.0.2:80", "t", "m") == "http://127.0.0.2:80/stellar?metric=m&target=t"
+
+
+def test_a_long_series_is_downsampled_on_the_server_and_max_points_is_clamped(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "store"
+    init_experiment(root, "big")
+    history = tmp_path / "long.jsonl"
+    with history.open("w") as handle:
+        for step in range(20_000):
+            handle.write(json.dumps({"_step": step, "loss": math.sin(step / 500)}) + "\n")
+    import_jsonl(root, ImportRequest(run_id="long", history=[str(history)]))
+    client = TestClient(create_app(ServerConfig(store=Store.open(root))))
+
+    default = client.get("/api/v2/stellar/series", params={"target": "long"}).json()
+    clamped = client.get(
+        "/api/v2/stellar/series", params={"target": "long", "max_points": 50_000}
+    ).json()
+    small = client.get("/api/v2/stellar/runs/long/series", params={"max_points": 300}).json()
+
+    assert default["max_points"] == 8000 and default["series"][0]["returned"] == 8000
+    assert clamped["max_points"] == 12000 and clamped["series"][0]["returned"] == 12000
+    assert small["series"][0]["returned"] == 300 and small["series"][0]["points"] == 20_000
+    assert small["series"][0]["downsampled"] is True
