@@ -2,7 +2,8 @@
 
 The tests run in order against one controller process and build on each other: a Ready
 primary workspace, its researcher's access gate, repair, a blocked second workspace, a hard
-controller restart, deletion (and the blocked workspace's promotion), and a foreign binding.
+controller restart, deletion (and the blocked workspace's promotion), a foreign binding, a
+reserved target, and cluster-wide mode with retargeting.
 """
 
 from __future__ import annotations
@@ -347,3 +348,49 @@ def test_a_reserved_target_is_refused_and_left_untouched(local_cluster, controll
     assert phase(local_cluster, State.second) == "Degraded"
     after = get(local_cluster, "namespace", "default")["metadata"].get("labels") or {}
     assert after == before
+
+
+def test_cluster_wide_mode_and_retargeting_release_the_old_namespace(local_cluster, controller):
+    first, second = unique("ws-target"), unique("ws-target")
+    spec = {"target": {"namespace": first, "createNamespace": True}}
+    local_cluster.kubectl(
+        "patch", "workspaces.tau.azure.com", State.second, "-n", State.system, "--type=merge",
+        "-p", json.dumps({"spec": spec}),
+    )  # fmt: skip
+    wait_for("Ready in the first target", lambda: phase(local_cluster, State.second) == "Ready")
+    cluster_wide = {
+        "authorization": {"mode": "cluster-wide"},
+        "principalRef": None,
+        "kubernetesSubject": None,
+        "role": None,
+        "target": {"namespace": second, "createNamespace": True},
+    }
+    local_cluster.kubectl(
+        "patch", "workspaces.tau.azure.com", State.second, "-n", State.system, "--type=merge",
+        "-p", json.dumps({"spec": cluster_wide}),
+    )  # fmt: skip
+
+    def moved():
+        obj = tw(local_cluster, State.second)
+        return (
+            obj["status"].get("observedGeneration") == obj["metadata"]["generation"]
+            and obj["status"]["phase"] == "Ready"
+            and obj["status"]["target"]["resolvedNamespace"] == second
+            and keys.WORKSPACE not in get(local_cluster, "namespace", first)["metadata"]["labels"]
+        )
+
+    wait_for("retargeted in cluster-wide mode", moved)
+    obj = tw(local_cluster, State.second)
+    assert condition(obj, "RBACReady") == ("True", "ExistingClusterAuthorization")
+    old = get(local_cluster, "namespace", first)["metadata"]
+    assert old["labels"][keys.PSA_ENFORCE] == "baseline"  # unrelated metadata is kept
+    assert not {keys.LOCAL_QUEUE, keys.KUEUE_DEFAULT_LOCAL_QUEUE, keys.APP_MANAGED_BY} & set(
+        old["labels"]
+    )
+    assert keys.RESULT_SCOPE not in (old.get("annotations") or {})
+    assert owned(local_cluster, "rolebindings", State.second) == []
+    assert owned(local_cluster, "clusterrolebindings", State.second) == []
+    queues = owned(local_cluster, "localqueues.kueue.x-k8s.io", State.second)
+    assert [q["metadata"]["namespace"] for q in queues] == [second]
+    for ns in (first, second):
+        local_cluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)
