@@ -11,10 +11,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import pty
 import stat
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,11 +21,11 @@ from typing import Any
 
 import pytest
 import yaml
+from tau_cli import TAU, error_line, run_tau
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
 
-TAU = str(Path(sys.executable).parent / "tau")
 CRD_DIR = Path(__file__).resolve().parents[2] / "charts/taugrid/charts/tau-core-controller/crds"
 RESEARCHER_VERBS = {
     ("batch", "jobs"): ["create", "get", "list", "patch", "delete"],
@@ -69,34 +67,7 @@ class Workspace:
 
     def tau(self, *args: str, answer: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run the real console script in the repository; `answer` types into a terminal."""
-        if answer is None:
-            return subprocess.run(
-                [TAU, *args],
-                cwd=self.repo,
-                env=self.env(),
-                capture_output=True,
-                text=True,
-                stdin=subprocess.DEVNULL,
-                timeout=120,
-                check=False,
-            )
-        master, slave = pty.openpty()
-        try:
-            process = subprocess.Popen(
-                [TAU, *args],
-                cwd=self.repo,
-                env=self.env(),
-                stdin=slave,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            os.write(master, answer.encode() + b"\n")
-            out, err = process.communicate(timeout=120)
-        finally:
-            os.close(master)
-            os.close(slave)
-        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+        return run_tau(*args, cwd=self.repo, env=self.env(), answer=answer)
 
     def set_status(self, phase: str = "Ready", **overrides: Any) -> None:
         obj = self.cluster.get_json(
@@ -296,18 +267,6 @@ def assert_no_credentials(workspace: Workspace, *results: subprocess.CompletedPr
             assert workspace.researcher_key not in stream
             assert key_pem.splitlines()[1] not in stream
             assert "PRIVATE KEY" not in stream
-
-
-def error_line(result: subprocess.CompletedProcess[str]) -> str:
-    # After a prompt the terminal, not stderr, carries the typed answer and its newline.
-    lines = [
-        "error: " + line.split("error: ", 1)[1]
-        for line in result.stderr.splitlines()
-        if "error: " in line
-    ]
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 def test_a_ready_workspace_connects_from_a_scaffolded_repository(workspace: Workspace) -> None:
