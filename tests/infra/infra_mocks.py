@@ -57,6 +57,8 @@ class Registration:
     custom: bool
     inputs: dict[str, Any]
     options: Any = None
+    secret_inputs: frozenset[str] = frozenset()
+    """Top-level inputs the program marked secret (sent to the engine in secret envelopes)."""
 
 
 class AzureMocks(pulumi.runtime.Mocks):
@@ -127,9 +129,18 @@ class RecordingMonitor(MockMonitor):
                         "ignore_changes": list(request.ignoreChanges),
                         "retain_on_delete": request.retainOnDelete,
                     },
+                    secret_inputs=frozenset(
+                        key for key, value in request.object.fields.items() if _is_secret(value)
+                    ),
                 )
             )
         return response
+
+
+def _is_secret(value: Any) -> bool:
+    fields = value.struct_value.fields if value.HasField("struct_value") else {}
+    signature = fields.get(rpc._special_sig_key)
+    return signature is not None and signature.string_value == rpc._special_secret_sig
 
 
 @dataclass

@@ -13,6 +13,7 @@ import pytest
 from infra_mocks import (
     CALLER_TENANT,
     IDENTITY_TENANT,
+    MOCK_KUBECONFIG,
     ROOT,
     SUBSCRIPTION,
     AzureMocks,
@@ -198,6 +199,12 @@ def test_aks_cluster_is_shaped_for_workload_identity_and_workspace_rbac(runs):
     assert system["count"] == 2
     assert system["vmSize"] == "Standard_D4ds_v6"
     assert system["upgradeSettings"] == {"maxSurge": "10%"}
+
+
+def test_the_admin_kubeconfig_only_travels_as_a_secret(runs):
+    provider = runs("aks-gpu").one(K8S_PROVIDER)
+    assert provider.secret_inputs == {"kubeconfig"}
+    assert provider.inputs["kubeconfig"]["value"] == MOCK_KUBECONFIG  # decoded from base64
 
 
 def test_an_explicit_tenant_replaces_the_callers(runs):
@@ -413,6 +420,7 @@ def test_database_grants_are_least_privilege_by_client_id(runs):
             recorder,
             "App",
             IDENTITY_TENANT,
+            MOCK_KUBECONFIG,
         ),
     }
 
