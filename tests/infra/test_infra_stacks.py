@@ -420,7 +420,6 @@ def test_database_grants_are_least_privilege_by_client_id(runs):
             recorder,
             "App",
             IDENTITY_TENANT,
-            MOCK_KUBECONFIG,
         ),
     }
 
