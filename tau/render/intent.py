@@ -89,6 +89,10 @@ class Placement:
     """Queue, priorities and node placement: from the workload profile, workspace or policy."""
 
     queue: str
+    team: str | None = None
+    lane: str | None = None
+    shape: str | None = None
+    topology: str | None = None
     workload_priority_class: str | None = None
     pod_priority_class: str | None = None
     gpu_class: str | None = None

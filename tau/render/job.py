@@ -7,6 +7,7 @@ is an Indexed Job whose pod 0 is the c10d rendezvous host behind a headless Serv
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -17,6 +18,7 @@ from tau.render.env import check_payload_value, container_env, storage_env
 from tau.render.errors import RenderError
 from tau.render.intent import Resources, RunIntent
 from tau.render.metadata import (
+    image_digest,
     pod_annotations,
     pod_labels,
     workload_annotations,
@@ -49,7 +51,7 @@ def render_job(intent: RunIntent) -> list[dict[str, Any]]:
         )
     check_job_name(intent.name, indexed=intent.multi_node)
     check_namespace(intent.namespace)
-    annotations = workload_annotations(intent, _execution_annotation(intent))
+    annotations = workload_annotations(intent, _job_annotations(intent))
     job: dict[str, Any] = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -66,15 +68,22 @@ def render_job(intent: RunIntent) -> list[dict[str, Any]]:
     return [_headless_service(intent), job]
 
 
-def _execution_annotation(intent: RunIntent) -> dict[str, str | None]:
+def _job_annotations(intent: RunIntent) -> dict[str, str | None]:
+    """Payload digests (script content is not in the config hash) and torchrun topology."""
+    annotations: dict[str, str | None] = {}
+    if intent.script is not None and intent.source is None:
+        annotations[keys.SCRIPT_PAYLOAD_DIGEST] = hashlib.sha256(intent.script.content).hexdigest()
+    if intent.source is not None:
+        annotations[keys.SOURCE_PAYLOAD_DIGEST] = image_digest(intent.source.image)
     if intent.launcher != "torchrun":
-        return {}
+        return annotations
     spec = {
         "launcher": "torchrun",
         "processes_per_node": max(intent.processes_per_node, 1),
         "nodes": intent.nodes,
     }
-    return {keys.WORKLOADSPEC_EXECUTION: json.dumps(spec, separators=(",", ":"))}
+    annotations[keys.WORKLOADSPEC_EXECUTION] = json.dumps(spec, separators=(",", ":"))
+    return annotations
 
 
 def _job_spec(intent: RunIntent, annotations: dict[str, str]) -> dict[str, Any]:

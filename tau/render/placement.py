@@ -55,6 +55,10 @@ def placement_labels(placement: Placement) -> dict[str, str | None]:
         keys.KUEUE_QUEUE_NAME: placement.queue,
         keys.KUEUE_PRIORITY_CLASS: placement.workload_priority_class,
         keys.PROFILE: placement.profile,
+        keys.TEAM: placement.team,
+        keys.LANE: placement.lane,
+        keys.SHAPE: placement.shape,
+        keys.TOPOLOGY: placement.topology,
     }
     if placement.gpu_class:
         labels[keys.GPU_CLASS] = placement.gpu_class

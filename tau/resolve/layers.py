@@ -488,8 +488,16 @@ class _Resolver:
             key, value = PLACEMENT_TOPOLOGY[self.get("policy.topology")]
             topology = ((key, value),)
             self.record("placement", self.get("policy.topology"), self.file("policy.topology"))
+        team, lane = self.get("policy.team"), self.get("policy.lane")
+        for dotted, value in (("policy.team", team), ("policy.lane", lane)):
+            if value:
+                self.record(dotted, value, self.file(dotted))
         return Placement(
             queue=queue,
+            team=team,
+            lane=lane,
+            shape=self.get("policy.shape"),
+            topology=profile.placement if profile else self.get("policy.topology"),
             workload_priority_class=wpc,
             pod_priority_class=ppc,
             gpu_class=gpu_class,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import hashlib
 
 import pytest
 
@@ -336,3 +337,32 @@ def test_run_name_rules(name, message):
 def test_namespace_must_be_a_dns_label():
     with pytest.raises(RenderError, match="namespace"):
         render(base(namespace="Research"))
+
+
+def test_script_digest_tracks_script_content_not_config():
+    from tau.render.intent import Script
+
+    first = job_of(base())["metadata"]["annotations"]
+    config_edit = job_of(base(env=(("X", "1"),)))["metadata"]["annotations"]
+    script_edit = job_of(base(script=Script("train.py", b"print(2)\n")))["metadata"]["annotations"]
+    digest = first[keys.SCRIPT_PAYLOAD_DIGEST]
+    assert digest == hashlib.sha256(base().script.content).hexdigest()
+    assert config_edit[keys.SCRIPT_PAYLOAD_DIGEST] == digest
+    assert script_edit[keys.SCRIPT_PAYLOAD_DIGEST] != digest
+
+
+def test_run_source_records_the_source_image_digest_instead():
+    annotations = job_of(source_job())["metadata"]["annotations"]
+    assert annotations[keys.SOURCE_PAYLOAD_DIGEST] == "sha256:" + "a" * 64
+    assert keys.SCRIPT_PAYLOAD_DIGEST not in annotations
+
+
+def test_accounting_labels_from_policy():
+    placement = dataclasses.replace(
+        PLACEMENT, team="research", lane="training", shape="8xa100-80gb", topology="same-host"
+    )
+    labels = job_of(base(placement=placement))["metadata"]["labels"]
+    assert labels[keys.TEAM] == "research"
+    assert labels[keys.LANE] == "training"
+    assert labels[keys.SHAPE] == "8xa100-80gb"
+    assert labels[keys.TOPOLOGY] == "same-host"

@@ -87,7 +87,7 @@ def run_intents(draw):
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(run_intents())
 def test_render_yields_valid_objects_or_a_render_error(intent):
     try:
@@ -196,7 +196,7 @@ def load_generated(tmp_dir, data):
     return loads(raw, path)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(config_fields)
 def test_generated_configs_render_or_fail_with_a_tau_error(tmp_path_factory, data):
     from tau.errors import TauError
@@ -216,7 +216,7 @@ def test_generated_configs_render_or_fail_with_a_tau_error(tmp_path_factory, dat
     validate_rendered(objects)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(config_fields, config_fields)
 def test_config_hash_changes_iff_the_validated_config_changes(tmp_path_factory, a, b):
     from tau.errors import TauError
