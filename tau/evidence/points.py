@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+# Low-cardinality columns; dictionary-encoding the per-point tags would only cost time.
+DICTIONARY_COLUMNS = ("project", "run_group_id", "run_id", "metric_name", "unit", "source", "split")
+
+
 def arrow_schema() -> pa.Schema:
     import pyarrow as pa
 
@@ -75,7 +79,7 @@ def write_metric_file(
         return MetricFile(file_id, rel_path, table.num_rows, created=False)
     table = table.cast(arrow_schema())
     buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression="zstd")
+    pq.write_table(table, buffer, compression="zstd", use_dictionary=list(DICTIONARY_COLUMNS))
     data = buffer.getvalue()
     digest = hashlib.sha256(data).hexdigest()
     steps = pc.min_max(table["step"])

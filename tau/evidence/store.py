@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,6 +43,27 @@ MIRROR_FAMILIES = (
     "events",
     "observations",
 )
+
+
+_KEEPERS: OrderedDict[tuple[int, str], sqlite3.Connection] = OrderedDict()
+_MAX_KEEPERS = 16
+
+
+def _keep_open(path: Path) -> None:
+    """Hold one idle read connection per store in this process.
+
+    Closing the last connection to a WAL database checkpoints and deletes the WAL; without a
+    keeper every mutation would pay for that. SQLite still checkpoints on its own schedule.
+    """
+    key = (os.getpid(), str(path))
+    if key in _KEEPERS:
+        _KEEPERS.move_to_end(key)
+        return
+    _KEEPERS[key] = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    while len(_KEEPERS) > _MAX_KEEPERS:
+        _, oldest = _KEEPERS.popitem(last=False)
+        with contextlib.suppress(sqlite3.Error):
+            oldest.close()
 
 
 def now() -> str:
@@ -170,6 +192,7 @@ class Store:
             db = sqlite3.connect(self.index_path, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
+            _keep_open(self.index_path)
         db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         db.row_factory = sqlite3.Row
         return db
