@@ -104,7 +104,7 @@ COMPONENTS = (
 def required_version(go_mod: Path, module: str) -> str:
     for line in go_mod.read_text().splitlines():
         parts = line.strip().removeprefix("require ").split()
-        if len(parts) >= 2 and parts[0] == module:
+        if len(parts) >= 2 and parts[0] == module and parts[1] != "=>":
             return parts[1]
     raise BuildError(f"{go_mod} does not require {module}")
 

@@ -41,12 +41,12 @@ ADMIN_KUBECONFIG = "admin.kubeconfig"
 # Kueue reads its metrics serving certificate from this fixed path when it does not manage
 # certificates itself (cmd/kueue/main.go); any cluster's certificate will do, so it is shared.
 KUEUE_METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+# Virtual ranges: addresses in them are written into objects but never connected to.
 SERVICE_CIDR = "10.96.0.0/16"
-_PR_SET_PDEATHSIG = 1
 POD_CIDR = "10.244.0.1/16"
-# KubeRay reaches each RayCluster's dashboard over HTTP. Routing that through a proxy on a
-# loopback port where nothing listens keeps it from resolving or dialling cluster addresses;
-# loopback traffic (the apiserver) is never proxied by Go.
+_PR_SET_PDEATHSIG = 1
+# One loopback port per listener, picked at start so several clusters can coexist.
+# `ray_dashboard_proxy` is never listened on: see the ray-operator's HTTP_PROXY below.
 _PORT_NAMES = (
     "etcd",
     "etcd_peer",
@@ -348,13 +348,14 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def start(state_dir: Path, artifacts: Artifacts, timeout: float = 180, *,
+def start(state_dir: Path, artifacts: Artifacts, timeout: float = 300, *,
           tied_to_caller: bool = False, progress: Callable[[str], None] = lambda _: None,
           ) -> LocalCluster:
     """Bring up the whole plane in ``state_dir``; on any failure, stop what was started.
 
     ``tied_to_caller`` makes every process die with the calling process (test sessions);
     ``progress`` receives one line per step, with the elapsed time.
+    ``timeout`` bounds each slow step; a 2-core machine shared with other clusters needs minutes.
     """
     if (state_dir / STATE_FILE).is_file():
         existing = LocalCluster.load(state_dir)
@@ -459,7 +460,7 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
         "--endpoint-reconciler-type=none",
         "--profiling=false",
     ])
-    cluster._wait_component("kube-apiserver", cluster.readyz, 120)
+    cluster._wait_component("kube-apiserver", cluster.readyz, timeout)
     step("kube-apiserver ready")
 
     common = ["--bind-address=127.0.0.1", "--leader-elect=false", "--profiling=false"]
@@ -528,6 +529,9 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
                      "metadata": {"name": fx.KUEUE_NAMESPACE}}])
     cluster._spawn("kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"],
                    env={"KUBECONFIG": str(kueue), "TMPDIR": str(kueue_dir)})
+    # KubeRay reaches each RayCluster's dashboard over HTTP at a cluster DNS name. Sending that
+    # through a proxy on a loopback port where nothing listens keeps it from resolving or
+    # dialling cluster addresses; Go never proxies loopback, so apiserver traffic is direct.
     cluster._spawn("ray-operator", [
         "ray-operator", "--enable-leader-election=false",
         f"--metrics-addr=127.0.0.1:{p['kuberay_metrics']}",
