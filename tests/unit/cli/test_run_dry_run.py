@@ -132,3 +132,67 @@ def test_render_errors_are_one_line_exit_2(tmp_path, isolated):
     assert "KubeRay limit is 47" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_snapshot_profile_renders_offline_with_profile_provenance(tmp_path, isolated):
+    from tau import keys
+    from tau.profiles.normalize import profile_set_hash
+    from tau.profiles.select import ProfileSet
+    from tau.profiles.snapshot import snapshot_from, write_snapshot
+
+    profile = {
+        "name": "research.training.1x",
+        "applicability": {"teams": ["research"], "lanes": ["training"]},
+        "gpusPerWorker": 1,
+        "workerCount": 1,
+        "mode": "fixed",
+        "placement": "independent",
+        "defaultLocalQueue": "jobqueue",
+        "executionTarget": "singleCluster",
+        "disableDefaultPriorities": True,
+        "conditions": [{"type": keys.COND_READY, "status": "True", "observedGeneration": 7}],
+    }
+    profiles = (profile,)
+    write_snapshot(
+        snapshot_from(ProfileSet(7, profile_set_hash(list(profiles)), profiles, "test")),
+        tmp_path / "profiles.snapshot.yaml",
+    )
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / "tau.yaml").write_text(
+        "name: offline\nengine: job\nentrypoint: train.py\nruntime:\n  image: python:3.12\n"
+        "policy:\n  workload_profile_snapshot: profiles.snapshot.yaml\n"
+        "  namespace: research\n  team: research\n  lane: training\n"
+    )
+    result = tau("run", "--dry-run=client", cwd=tmp_path, env=isolated)
+    assert result.returncode == 0, result.stderr
+    (job,) = yaml.safe_load_all(result.stdout)
+    annotations = job["metadata"]["annotations"]
+    assert annotations[keys.WORKLOAD_PROFILE] == "research.training.1x"
+    assert annotations[keys.TAU_CLUSTER_GENERATION] == "7"
+    assert job["metadata"]["labels"][keys.KUEUE_QUEUE_NAME] == "jobqueue"
+    assert "profile (research.training.1x gpusPerWorker" in result.stderr
+
+
+def test_checked_in_connection_descriptor_supplies_workspace_and_context(tmp_path, isolated):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "tau").mkdir()
+    (tmp_path / "tau/workspace.connection.yaml").write_text(
+        "schema: tau.workspace.connection.v1\nworkspace: vision-lab\n"
+        "cluster:\n  contextName: aks-vision\naccess:\n  method: kubeconfig\n"
+        "authorization:\n  mode: cluster-wide\nrequirements:\n  minTauVersion: 0.1.0\n"
+    )
+    (tmp_path / "train.py").write_text("print('hi')\n")
+    (tmp_path / "tau/train.yaml").write_text(
+        "name: vision\nengine: job\nentrypoint: ../train.py\nruntime:\n  image: python:3.12\n"
+        "compute:\n  gpus: 0\n"
+    )
+    result = tau("run", "train", "--dry-run=client", cwd=tmp_path, env=isolated)
+    assert result.returncode == 0, result.stderr
+    (job,) = yaml.safe_load_all(result.stdout)
+    assert job["metadata"]["labels"]["tau.azure.com/workspace"] == "vision-lab"
+    assert "connection descriptor (tau/workspace.connection.yaml)" in result.stderr
+    conflicting = tau(
+        "run", "train", "--dry-run=client", "--workspace", "other", cwd=tmp_path, env=isolated
+    )
+    assert conflicting.returncode == 2
+    assert "workspace is ambiguous" in conflicting.stderr
