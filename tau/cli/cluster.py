@@ -31,7 +31,13 @@ validate_app = typer.Typer(
     no_args_is_help=True,
     help="Read-only readiness checks (installation, topology) and opt-in GPU node probes.",
 )
+profiles_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Inspect ready TauCluster workload profiles.",
+)
 app.add_typer(validate_app, name="validate")
+app.add_typer(profiles_app, name="profiles")
 
 
 def _say(text: str) -> None:
@@ -422,6 +428,27 @@ def _remaining(client, objects) -> list[str] | None:
         ]
     except KubeError:
         return None
+
+
+@profiles_app.command(
+    "export",
+    help="Export the ready workload-profile revision as a snapshot (stdout or --output file). "
+    "Refuses stale, drifted or unready profile sets: the snapshot is a review artifact for "
+    "--dry-run=client rendering.",
+)
+def profiles_export(
+    context: str = context_option(),
+    output_path: str = typer.Option(
+        "", "-o", "--output", help="Write the snapshot atomically to this file (default: stdout)."
+    ),
+) -> None:
+    from tau.profiles.live import export_profiles
+
+    text = export_profiles(_kube(context), Path(output_path) if output_path else None)
+    if output_path:
+        _say(f"wrote {output_path}")
+    else:
+        typer.echo(text, nl=False)
 
 
 @app.command("explain-values", help="Print the TauGrid install values reference (Markdown).")

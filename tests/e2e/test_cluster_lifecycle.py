@@ -314,6 +314,16 @@ def test_validate_topology_fails_when_a_flavor_matches_no_node(release, local_cl
         local_cluster.kubectl("delete", "resourceflavor", flavor, "--wait=false", check=False)
 
 
+def test_profiles_export_refuses_the_unready_catalog(release, tmp_path):
+    # The chart's catalog targets LocalQueue jobqueue in taugrid-default, which does not exist
+    # here: the controller reports the profiles not ready and the export fails closed.
+    target = tmp_path / "profiles.snapshot.yaml"
+    done = release.tau("profiles", "export", "--output", str(target))
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert not target.exists()
+
+
 def test_uninstall_drains_the_queue_then_keeps_crds_and_workspaces(release, local_cluster):
     workspace = {
         "apiVersion": "tau.azure.com/v1alpha1",
