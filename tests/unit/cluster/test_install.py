@@ -23,6 +23,11 @@ from .conftest import ROOT
 CHART_DIR = ROOT / "charts" / "taugrid"
 
 
+def _after(args: list[str], flag: str) -> str:
+    """The value passed right after `flag`."""
+    return args[args.index(flag) + 1]
+
+
 def options(**changes) -> InstallOptions:
     base = dict(
         chart=ChartRef(DEFAULT_CHART, "0.3.2"),
@@ -39,10 +44,8 @@ def test_bootstrap_pass_forces_wait_and_disables_the_baseline_queue_last(helm4):
     assert "--wait" in args and "--reset-values" in args
     assert args[-2:] == ["--set", "baselineQueue.enabled=false"]
     assert args.index("site.yaml") < args.index("baselineQueue.enabled=false")
-    assert args[
-        args.index("--kube-context") : args.index("--kube-context") + 2
-    ] == ["--kube-context", "aks-prod"]
-    assert args[args.index("--version") : args.index("--version") + 2] == ["--version", "0.3.2"]
+    assert _after(args, "--kube-context") == "aks-prod"
+    assert _after(args, "--version") == "0.3.2"
 
 
 def test_main_pass_resets_values_and_never_replays_the_bootstrap_override(helm4):

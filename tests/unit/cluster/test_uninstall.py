@@ -13,6 +13,11 @@ from tau.cluster.uninstall import (
 )
 
 
+def _after(args: list[str], flag: str) -> str:
+    """The value passed right after `flag`."""
+    return args[args.index(flag) + 1]
+
+
 def options(**changes) -> UninstallOptions:
     base = dict(
         chart=ChartRef(DEFAULT_CHART), release="taugrid", namespace="tau-system", context="prod"
@@ -23,11 +28,9 @@ def options(**changes) -> UninstallOptions:
 def test_drain_reuses_values_at_the_deployed_version_and_only_disables_the_queue(helm4):
     args = drain_args(options(), "CHART", "0.3.1", helm4)
     assert args[:3] == ["upgrade", "taugrid", "CHART"]
-    assert args[args.index("--version") : args.index("--version") + 2] == ["--version", "0.3.1"]
+    assert _after(args, "--version") == "0.3.1"
     assert "--reuse-values" in args
-    assert args[
-        args.index("--set") : args.index("--set") + 2
-    ] == ["--set", "baselineQueue.enabled=false"]
+    assert _after(args, "--set") == "baselineQueue.enabled=false"
     for forbidden in ("--install", "--atomic", "--wait", "--reset-values", "--create-namespace"):
         assert forbidden not in args
     assert "--force-conflicts" in args
