@@ -12,6 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from tau import keys
 from tau.render.errors import RenderError
 
 PAYLOAD_MAX_BYTES = 64 * 1024
@@ -19,10 +20,10 @@ PAYLOAD_MAX_BYTES = 64 * 1024
 # Runs in the workload image with only the standard library.
 DECODER = (
     "import base64,hashlib,json,os,sys\n"
-    "raw=base64.b64decode(os.environ['TAU_PAYLOAD_B64'])\n"
-    "if hashlib.sha256(raw).hexdigest()!=os.environ['TAU_PAYLOAD_DIGEST']:\n"
+    f"raw=base64.b64decode(os.environ['{keys.ENV_PAYLOAD_B64}'])\n"
+    f"if hashlib.sha256(raw).hexdigest()!=os.environ['{keys.ENV_PAYLOAD_DIGEST}']:\n"
     "    sys.exit('tau-payload: digest mismatch; the RayJob was modified after rendering')\n"
-    "target=os.environ['TAU_PAYLOAD_TARGET_DIR']\n"
+    f"target=os.environ['{keys.ENV_PAYLOAD_TARGET_DIR}']\n"
     "for item in json.loads(raw)['files']:\n"
     "    with open(os.path.join(target,item['name']),'wb') as handle:\n"
     "        handle.write(base64.b64decode(item['data']))\n"
