@@ -10,6 +10,7 @@ the uninstall; it only names the objects that may strand.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +20,8 @@ from tau.cluster.install import release_values, server_side_args
 from tau.errors import RuntimeFailure
 
 Progress = Callable[[str], None]
+# How long deleted queue objects may take to lose Kueue's finalizers before we call them stranded.
+DRAIN_SETTLE_SECONDS = 30.0
 
 
 @dataclass
@@ -101,11 +104,28 @@ class UninstallOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+def _settle(
+    remaining: Callable[[QueueObjects], list[str] | None],
+    objects: QueueObjects,
+    budget: float,
+    sleep: Callable[[float], None],
+) -> list[str] | None:
+    """Kueue clears its finalizers asynchronously: give deleted queue objects a moment."""
+    left = remaining(objects)
+    waited = 0.0
+    while left and waited < budget:
+        sleep(1.0)
+        waited += 1.0
+        left = remaining(objects)
+    return left
+
+
 def drain(
     helm: Helm,
     opts: UninstallOptions,
     remaining: Callable[[QueueObjects], list[str] | None],
     progress: Progress,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> UninstallOutcome:
     outcome = UninstallOutcome()
     if opts.dry_run or not opts.drain_queue:
@@ -153,7 +173,7 @@ def drain(
     if not result.ok:
         outcome.notes.append(f"queue drain failed: {result.error_line()}")
         return outcome
-    left = remaining(objects)
+    left = _settle(remaining, objects, DRAIN_SETTLE_SECONDS, sleep)
     if left is None or left:
         outcome.notes.append(
             "queue objects still present after the drain (Kueue holds resource-in-use until "

@@ -34,3 +34,39 @@ def helm3(tmp_path: Path) -> Helm:
     )
     script.chmod(0o755)
     return Helm(str(script))
+
+
+class RecordingHelm:
+    """A stand-in helm that answers per subcommand from a table and records every call.
+
+    Used for flow decisions (which Helm calls happen, in which order); the real helm runs these
+    flows in tests/e2e against the local control plane.
+    """
+
+    def __init__(self, tmp_path: Path, answers: dict[str, tuple[int, str]]) -> None:
+        import json
+        import sys
+
+        self.log = tmp_path / "calls.jsonl"
+        table = tmp_path / "answers.json"
+        table.write_text(json.dumps(answers))
+        script = tmp_path / "helm"
+        script.write_text(
+            f"#!{sys.executable}\n"
+            "import json, sys\n"
+            f"open({str(self.log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+            f"answers = json.load(open({str(table)!r}))\n"
+            "key = ' '.join(sys.argv[1:3])\n"
+            "code, out = answers.get(key, answers.get(sys.argv[1], [0, '']))\n"
+            "sys.stdout.write(out)\n"
+            "sys.exit(code)\n"
+        )
+        script.chmod(0o755)
+        self.helm = Helm(str(script))
+
+    def calls(self) -> list[list[str]]:
+        import json
+
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
