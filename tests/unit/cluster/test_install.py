@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,15 +11,16 @@ import yaml
 from tau.cluster.chart import DEFAULT_CHART, ChartRef, renderable, unvendored_dependencies
 from tau.cluster.install import (
     InstallOptions,
+    install,
     parse_duration,
     plan_lines,
     render_summary,
     template_args,
     upgrade_args,
 )
-from tau.errors import UsageError
+from tau.errors import RuntimeFailure, UsageError
 
-from .conftest import ROOT
+from .conftest import ROOT, RecordingHelm
 
 CHART_DIR = ROOT / "charts" / "taugrid"
 
@@ -150,3 +152,73 @@ def test_remote_references_are_used_as_given():
         assert path == DEFAULT_CHART
     assert ChartRef(DEFAULT_CHART).name == "taugrid"
     assert ChartRef(str(CHART_DIR)).name == "taugrid"
+
+
+def _listing(*releases: dict) -> tuple[int, str]:
+    return (0, json.dumps(list(releases)))
+
+
+def test_a_new_release_gets_the_bootstrap_pass_then_the_main_pass(tmp_path):
+    fake = RecordingHelm(tmp_path, {"list": _listing(), "upgrade": (0, "")})
+    install(fake.helm, options(), foreign_system_objects=list, progress=print)
+    upgrades = [c for c in fake.calls() if c[:2] == ["upgrade", "--install"]]
+    assert len(upgrades) == 2
+    assert upgrades[0][-2:] == ["--set", "baselineQueue.enabled=false"] and "--wait" in upgrades[0]
+    assert "baselineQueue.enabled=false" not in upgrades[1]
+    listing = fake.calls()[0]
+    for state in ("--deployed", "--failed", "--pending", "--superseded", "--uninstalled"):
+        assert state in listing
+
+
+def test_an_existing_release_skips_the_bootstrap_pass(tmp_path):
+    fake = RecordingHelm(
+        tmp_path,
+        {"list": _listing({"name": "taugrid", "namespace": "tau-system"}), "upgrade": (0, "")},
+    )
+    install(fake.helm, options(), foreign_system_objects=list, progress=print)
+    assert len([c for c in fake.calls() if c[:2] == ["upgrade", "--install"]]) == 1
+
+
+def test_a_release_in_another_namespace_cannot_move(tmp_path):
+    fake = RecordingHelm(
+        tmp_path, {"list": _listing({"name": "taugrid", "namespace": "tau-platform"})}
+    )
+    with pytest.raises(UsageError, match="already exists in namespace tau-platform"):
+        install(fake.helm, options(), foreign_system_objects=list, progress=print)
+    assert not [c for c in fake.calls() if c[0] == "upgrade"]
+
+
+def test_tau_objects_outside_the_release_namespace_block_an_upgrade(tmp_path):
+    fake = RecordingHelm(
+        tmp_path, {"list": _listing({"name": "taugrid", "namespace": "tau-system"})}
+    )
+    with pytest.raises(UsageError, match="outside the release namespace"):
+        install(
+            fake.helm,
+            options(),
+            foreign_system_objects=lambda: ["workspaces.tau.azure.com old/ws"],
+            progress=print,
+        )
+    assert not [c for c in fake.calls() if c[0] == "upgrade"]
+
+
+def test_unresolvable_remote_chart_names_the_chart_and_the_fix(tmp_path):
+    fake = RecordingHelm(
+        tmp_path,
+        {"list": _listing(), "upgrade": (1, ""), "template": (1, "")},
+    )
+    fake_err = tmp_path / "helm"
+    fake_err.write_text(
+        fake_err.read_text().replace(
+            "sys.exit(code)",
+            "sys.stderr.write('Error: failed to do request: manifest unknown\\n'); sys.exit(code)",
+        )
+    )
+    with pytest.raises(RuntimeFailure) as failure:
+        install(fake.helm, options(), foreign_system_objects=list, progress=print)
+    line = failure.value.one_line()
+    assert (
+        "cannot resolve chart oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid version 0.3.2"
+        in line
+    )
+    assert "pass an accessible --chart reference" in line
