@@ -148,7 +148,9 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
     if not data or b"NaN" in data or b"Infinity" in data:
         return None
     try:
-        table = pj.read_json(pa.BufferReader(data))
+        # One block, one thread: per-run histories are small and many; threads only add overhead.
+        options = pj.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1 << 20))
+        table = pj.read_json(pa.BufferReader(data), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     n = table.num_rows

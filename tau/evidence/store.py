@@ -311,10 +311,10 @@ class Transaction:
             size = path.stat().st_size if path.exists() else None
             self._appended.append((path, size))
             data = "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows)
+            # No fsync: the mirror is a projection of index.sqlite (which is synced at commit);
+            # a killed process loses nothing from the page cache.
             with open(path, "ab") as handle:
                 handle.write(data.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())
 
     def _undo_mirrors(self) -> None:
         for path, size in reversed(self._appended):
