@@ -193,14 +193,14 @@ class RunQuery:
     limit: int = DEFAULT_LIMIT
 
 
-def _summaries_by_run(db: sqlite3.Connection) -> dict[str, dict[str, dict[str, Any]]]:
+def summaries_by_run(db: sqlite3.Connection) -> dict[str, dict[str, dict[str, Any]]]:
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for row in db.execute("SELECT * FROM metric_summaries"):
         result.setdefault(row["run_id"], {})[row["metric_name"]] = dict(row)
     return result
 
 
-def _tags_by_run(db: sqlite3.Connection) -> dict[str, dict[str, str]]:
+def tags_by_run(db: sqlite3.Connection) -> dict[str, dict[str, str]]:
     result: dict[str, dict[str, str]] = {}
     for row in db.execute("SELECT scope_id, key, value FROM tags WHERE scope_type='run'"):
         result.setdefault(row["scope_id"], {})[row["key"]] = row["value"]
@@ -235,8 +235,8 @@ def search_runs(store: Store, q: RunQuery) -> dict[str, Any]:
                 args,
             )
         ]
-        summaries = _summaries_by_run(db)
-        tags = _tags_by_run(db)
+        summaries = summaries_by_run(db)
+        tags = tags_by_run(db)
     results = []
     needle = q.query.lower()
     for run in rows:
@@ -429,8 +429,8 @@ def status(store: Store, name: str) -> dict[str, Any]:
         runs = [
             dict(r) for r in db.execute(f"SELECT * FROM runs WHERE run_id IN ({marks})", run_ids)
         ]
-        summaries = _summaries_by_run(db)
-        tags = _tags_by_run(db)
+        summaries = summaries_by_run(db)
+        tags = tags_by_run(db)
 
         def count(table: str) -> int:
             return db.execute(
@@ -527,3 +527,16 @@ def artifacts_for(store: Store, target: str) -> list[dict[str, Any]]:
             run_ids,
         ).fetchall()
     return [dict(row) for row in rows]
+
+
+def metric_names(store: Store, target: str) -> list[str]:
+    """Metric names any run of `target` logged."""
+    with reader(store) as db:
+        _, run_ids = resolve_target(db, target)
+        marks = ",".join("?" for _ in run_ids) or "''"
+        rows = db.execute(
+            f"SELECT DISTINCT metric_name FROM metric_summaries WHERE run_id IN ({marks}) "
+            "ORDER BY metric_name",
+            run_ids,
+        ).fetchall()
+    return [row[0] for row in rows]

@@ -71,7 +71,7 @@ def build_snapshot(
             f"SELECT run_id, normalized_json FROM configs WHERE run_id IN ({marks})", run_ids
         ):
             configs.setdefault(row["run_id"], []).append(json.loads(row["normalized_json"]))
-        tags = query._tags_by_run(db)
+        tags = query.tags_by_run(db)
     artifacts = [
         {
             k: row[k]

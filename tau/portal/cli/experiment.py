@@ -749,23 +749,12 @@ def serve(
 @click.option("--metric", default="", help="Primary metric (default: inferred from the target).")
 @click.pass_context
 def open_cmd(ctx: click.Context, target: str, addr: str, metric: str) -> None:
-    from tau.evidence.query import reader, resolve_target
+    from tau.evidence.query import metric_names
     from tau.portal import server
     from tau.portal.snapshot import primary_metrics
 
     config = _server_config(ctx, target, (metric,) if metric else (), "default", 200)
-    if not metric:
-        with reader(config.store) as db:
-            _, run_ids = resolve_target(db, target)
-            marks = ",".join("?" for _ in run_ids) or "''"
-            names = [
-                r[0]
-                for r in db.execute(
-                    f"SELECT DISTINCT metric_name FROM metric_summaries WHERE run_id IN ({marks})",
-                    run_ids,
-                )
-            ]
-        metric = (primary_metrics(names) or [""])[0]
+    metric = metric or (primary_metrics(metric_names(config.store, target)) or [""])[0]
     url = server.stellar_url(addr, target, metric)
     click.echo(f"Stellar: {url} (Ctrl-C to stop)", err=True)
     _open_later(url)
