@@ -1,4 +1,4 @@
-"""Shared helpers for the experiment store suite: real stores in tmp dirs, real subprocesses."""
+"""Fixtures for the experiment store suite: real stores in tmp dirs, JSONL histories."""
 
 from __future__ import annotations
 
