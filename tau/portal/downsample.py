@@ -27,15 +27,15 @@ def lttb(xs: list[float], ys: list[float], threshold: int) -> tuple[list[float],
             avg_x = sum(xs[next_start:next_end]) / span
             avg_y = sum(ys[next_start:next_end]) / span
         ax, ay = xs[a], ys[a]
-        best = -1.0
-        best_index = start
         dx = ax - avg_x
         dy = avg_y - ay
-        for j in range(start, min(end, n - 1)):
-            area = abs(dx * (ys[j] - ay) + dy * (xs[j] - ax))
-            if area > best:
-                best = area
-                best_index = j
+        stop = max(min(end, n - 1), start + 1)
+        # Twice the triangle area (a, candidate, next bucket's average), for every candidate.
+        areas = [
+            abs(dx * (y - ay) + dy * (x - ax))
+            for x, y in zip(xs[start:stop], ys[start:stop], strict=True)
+        ]
+        best_index = start + areas.index(max(areas))
         out_x.append(xs[best_index])
         out_y.append(ys[best_index])
         a = best_index
