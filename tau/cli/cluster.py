@@ -129,7 +129,10 @@ def install(
             _say(line)
     helm = Helm()
     if dry_run:
-        summary = flow.dry_run(helm, opts)
+        preview = flow.dry_run(helm, opts)
+        for note in preview.notes:
+            _say(f"note: {note}")
+        summary = preview.kinds
         data = {"kinds": [{"kind": k, "count": c} for k, c in summary]}
         data["total"] = sum(c for _, c in summary)
 

@@ -78,6 +78,16 @@ def unvendored_dependencies(chart_dir: Path) -> list[str]:
     return missing
 
 
+def dependency_switches(chart_dir: Path) -> dict[str, str]:
+    """Dependency name -> the values key that enables it (the first path of its condition)."""
+    switches = {}
+    for dep in read_chart_yaml(chart_dir).get("dependencies") or []:
+        condition = str(dep.get("condition") or "").split(",")[0].strip()
+        if condition:
+            switches[dep.get("name", "")] = condition
+    return switches
+
+
 @contextmanager
 def renderable(chart: ChartRef) -> Iterator[str]:
     """Yield a reference Helm can render: the chart itself, or a copy without unvendored deps."""

@@ -17,7 +17,14 @@ from typing import Any
 
 import yaml
 
-from tau.cluster.chart import DEFAULT_NAMESPACE, DEFAULT_RELEASE, ChartRef, renderable
+from tau.cluster.chart import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_RELEASE,
+    ChartRef,
+    dependency_switches,
+    renderable,
+    unvendored_dependencies,
+)
 from tau.cluster.helm import HELM_OWNER, Helm
 from tau.errors import RuntimeFailure, UsageError
 
@@ -185,13 +192,35 @@ def chart_error(opts: InstallOptions, message: str) -> RuntimeFailure:
     return RuntimeFailure(f"helm failed: {message}", owner=HELM_OWNER)
 
 
-def dry_run(helm: Helm, opts: InstallOptions) -> list[tuple[str, int]]:
-    """Render offline (the cluster is never contacted) and count objects by kind."""
+@dataclass
+class DryRun:
+    kinds: list[tuple[str, int]]
+    notes: list[str] = field(default_factory=list)
+
+
+def dry_run(helm: Helm, opts: InstallOptions) -> DryRun:
+    """Render offline (the cluster is never contacted) and count objects by kind.
+
+    A preview of a local chart whose third-party dependencies are not vendored renders without
+    them and says so; a real install of the same chart fails closed instead.
+    """
+    notes, args = [], template_args(opts, "CHART")
+    chart_dir = opts.chart.local_dir
+    if chart_dir is not None and not opts.dependency_update:
+        switches = dependency_switches(chart_dir)
+        for name in unvendored_dependencies(chart_dir):
+            if name in switches:
+                args += ["--set", f"{switches[name]}=false"]
+                notes.append(
+                    f"{name} is not vendored in {chart_dir}: previewed without it (run "
+                    f"`helm dependency build {chart_dir}` to include it)"
+                )
     with renderable(opts.chart) as chart:
-        result = helm.run(template_args(opts, chart))
+        args[2] = chart
+        result = helm.run(args)
     if not result.ok:
         raise chart_error(opts, result.error_line())
-    return render_summary(result.stdout)
+    return DryRun(render_summary(result.stdout), notes)
 
 
 def find_release(helm: Helm, opts: InstallOptions) -> dict[str, Any] | None:

@@ -54,12 +54,14 @@ def test_dry_run_json_counts_objects(tmp_path):
     assert data["total"] == sum(counts.values())
 
 
-def test_dry_run_with_an_unvendored_dependency_enabled_names_the_fix():
+def test_dry_run_of_a_checkout_previews_without_unvendored_charts_and_says_so():
     done = tau("install", "--chart", CHART, "--dry-run")
-    assert done.returncode == 1
-    (line,) = done.stderr.strip().splitlines()[-1:]
-    assert line.startswith("error: ") and "helm dependency build" in line
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 2
+    assert "kueue is not vendored" in notes[0] and "helm dependency build" in notes[0]
+    assert "kuberay-operator is not vendored" in notes[1]
+    assert done.stdout == tau("install", "--chart", CHART, "--dry-run", *OFFLINE).stdout
 
 
 def test_dry_run_with_values_that_trip_a_guard_is_one_line():
