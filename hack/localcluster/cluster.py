@@ -18,6 +18,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -46,7 +47,6 @@ SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.1/16"
 _PR_SET_PDEATHSIG = 1
 # One loopback port per listener, picked at start so several clusters can coexist.
-# `ray_dashboard_proxy` is never listened on: see the ray-operator's HTTP_PROXY below.
 _PORT_NAMES = (
     "etcd",
     "etcd_peer",
@@ -230,12 +230,17 @@ class LocalCluster:
     # --- internals ------------------------------------------------------------------------
 
     def _owns(self, pid: int) -> bool:
-        """Only signal a pid still running one of our binaries (pids get reused)."""
+        """Only signal a pid still running one of our processes (pids get reused)."""
         try:
             exe = os.readlink(f"/proc/{pid}/exe")
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
-        return _alive(pid) and Path(exe).parent == self.bin_dir
+        ours = Path(exe).parent == self.bin_dir or self._state_arg().encode() in argv
+        return ours and _alive(pid)
+
+    def _state_arg(self) -> str:
+        return f"--state-dir={self.state_dir}"
 
     def _save(self) -> None:
         tmp = self.state_dir / (STATE_FILE + ".tmp")
@@ -249,8 +254,9 @@ class LocalCluster:
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
         log = (self.log_dir / f"{name}.log").open("wb")
+        executable = args[0] if os.path.isabs(args[0]) else str(self.bin_dir / args[0])
         process = subprocess.Popen(
-            [str(self.bin_dir / args[0]), *args[1:]],
+            [executable, *args[1:]],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -529,9 +535,20 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
                      "metadata": {"name": fx.KUEUE_NAMESPACE}}])
     cluster._spawn("kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"],
                    env={"KUBECONFIG": str(kueue), "TMPDIR": str(kueue_dir)})
-    # KubeRay reaches each RayCluster's dashboard over HTTP at a cluster DNS name. Sending that
-    # through a proxy on a loopback port where nothing listens keeps it from resolving or
-    # dialling cluster addresses; Go never proxies loopback, so apiserver traffic is direct.
+    # KubeRay asks each RayCluster's dashboard, at a cluster DNS name, how its jobs and serve
+    # applications are doing. Its HTTP proxy is our fake dashboard on loopback, so nothing is
+    # resolved or dialled in the cluster; Go never proxies loopback, so apiserver traffic is
+    # direct.
+    dashboard = p["ray_dashboard_proxy"]
+    repo_root = str(Path(__file__).resolve().parents[2])
+    cluster._spawn(
+        "ray-dashboard",
+        [sys.executable, "-m", "hack.localcluster.raydashboard", cluster._state_arg()],
+        env={"PYTHONPATH": os.pathsep.join(filter(None, [repo_root,
+                                                          os.environ.get("PYTHONPATH")]))},
+    )
+    cluster._wait_component(
+        "ray-dashboard", lambda: _http_ok(f"http://127.0.0.1:{dashboard}/healthz"), 60)
     cluster._spawn("ray-operator", [
         "ray-operator", "--enable-leader-election=false",
         f"--metrics-addr=127.0.0.1:{p['kuberay_metrics']}",
@@ -539,8 +556,8 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
         "--log-stdout-encoder=console",
     ], env={
         "KUBECONFIG": str(kuberay),
-        "HTTP_PROXY": f"http://127.0.0.1:{p['ray_dashboard_proxy']}",
-        "http_proxy": f"http://127.0.0.1:{p['ray_dashboard_proxy']}",
+        "HTTP_PROXY": f"http://127.0.0.1:{dashboard}",
+        "http_proxy": f"http://127.0.0.1:{dashboard}",
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
     })

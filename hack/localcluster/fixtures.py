@@ -41,7 +41,9 @@ KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_NODE_ANNOTATION_VALUE = "fake"
 
 # Pod annotation choosing how a pod ends. Job-owned pods succeed by default; other pods (Ray
-# heads and workers, bare pods) keep running unless this annotation says otherwise.
+# heads and workers, bare pods) keep running unless this annotation says otherwise. On a RayJob
+# the same annotation (succeed, fail, run-forever) and the run duration below choose what the
+# fake Ray dashboard reports.
 POD_OUTCOME_ANNOTATION = "kwok.tau.azure.com/outcome"
 OUTCOME_SUCCEED = "succeed"  # phase Succeeded, exit code 0
 OUTCOME_FAIL = "fail"  # phase Failed, container exit code 1 (reason Error)

@@ -182,37 +182,52 @@ def test_a_pod_annotation_selects_how_kwok_ends_the_pod(
                                    "Failed") or {}).get("status") == "True")
 
 
-def test_a_rayjob_is_admitted_and_its_cluster_pods_land_on_gpu_nodes(
-    local_cluster: LocalCluster, namespace: str
-) -> None:
-    queue = _local_queue(local_cluster, namespace)
+def _ray_pod(resources: dict[str, str], gpu_class: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "ray", "image": "rayproject/ray:2.41.0",
+                        "resources": {"requests": resources, "limits": resources}}],
+    }
+    if gpu_class:
+        spec["nodeSelector"] = {fx.GPU_CLASS_LABEL: gpu_class}
+        spec["tolerations"] = [fx.GPU_TOLERATION]
+    return {"spec": spec}
 
-    def ray_pod(gpus: str) -> dict[str, Any]:
-        resources = {"cpu": "2", "memory": "8Gi", fx.GPU_RESOURCE: gpus}
-        return {"spec": {
-            "nodeSelector": {fx.GPU_CLASS_LABEL: fx.GPU_CLASS_H200},
-            "tolerations": [fx.GPU_TOLERATION],
-            "containers": [{"name": "ray", "image": "rayproject/ray:2.41.0",
-                            "resources": {"requests": resources, "limits": resources}}],
-        }}
 
-    rayjob = {
+def _rayjob(name: str, queue: str, head: dict[str, Any], workers: int = 0,
+            worker: dict[str, Any] | None = None,
+            annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    cluster_spec: dict[str, Any] = {
+        "rayVersion": "2.41.0",
+        "headGroupSpec": {"rayStartParams": {}, "template": head},
+    }
+    if workers:
+        cluster_spec["workerGroupSpecs"] = [{
+            "groupName": "workers", "replicas": workers, "minReplicas": workers,
+            "maxReplicas": workers, "rayStartParams": {}, "template": worker or head,
+        }]
+    return {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",
-        "metadata": {"name": "tune", "labels": {fx.KUEUE_QUEUE_LABEL: queue}},
+        "metadata": {"name": name, "labels": {fx.KUEUE_QUEUE_LABEL: queue},
+                     "annotations": annotations or {}},
         "spec": {
             "entrypoint": "python -c 'print(1)'",
             # Kueue's validating webhook requires it for the RayJobs it manages.
             "shutdownAfterJobFinishes": True,
-            "rayClusterSpec": {
-                "rayVersion": "2.41.0",
-                "headGroupSpec": {"rayStartParams": {}, "template": ray_pod("1")},
-                "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "minReplicas": 2,
-                                      "maxReplicas": 2, "rayStartParams": {},
-                                      "template": ray_pod("1")}],
-            },
+            "rayClusterSpec": cluster_spec,
         },
     }
+
+
+def test_a_rayjob_is_admitted_and_its_cluster_pods_land_on_gpu_nodes(
+    local_cluster: LocalCluster, namespace: str
+) -> None:
+    queue = _local_queue(local_cluster, namespace)
+    gpu_pod = _ray_pod({"cpu": "2", "memory": "8Gi", fx.GPU_RESOURCE: "1"}, fx.GPU_CLASS_H200)
+    # Kept running, so its cluster is still there to inspect.
+    rayjob = _rayjob("tune", queue, gpu_pod, workers=2,
+                     annotations={fx.POD_OUTCOME_ANNOTATION: fx.OUTCOME_RUN_FOREVER})
+
     created = _create(local_cluster, namespace, rayjob)
     assert created["spec"]["suspend"] is True, "Kueue's RayJob webhook did not suspend it"
 
@@ -222,6 +237,9 @@ def test_a_rayjob_is_admitted_and_its_cluster_pods_land_on_gpu_nodes(
         and (_condition(w, "Admitted") or {}).get("status") == "True" and w,
     )
     assert workload["status"]["admission"]["clusterQueue"] == fx.CLUSTER_QUEUE
+    flavors = {ps["name"]: set(ps["flavors"].values())
+               for ps in workload["status"]["admission"]["podSetAssignments"]}
+    assert flavors["head"] == flavors["workers"] == {fx.GPU_FLAVOR_H200}
 
     pods = wait_until(
         "the RayCluster's head and 2 workers to run",
@@ -232,6 +250,34 @@ def test_a_rayjob_is_admitted_and_its_cluster_pods_land_on_gpu_nodes(
     )
     assert {p["metadata"]["labels"]["ray.io/node-type"] for p in pods} == {"head", "worker"}
     assert {p["spec"]["nodeName"] for p in pods} <= set(fx.H200_POOL.node_names)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "job_status", "deployment_status"),
+    [({}, "SUCCEEDED", "Complete"),
+     ({fx.POD_OUTCOME_ANNOTATION: fx.OUTCOME_FAIL}, "FAILED", "Failed")],
+    ids=["succeeds", "fails"],
+)
+def test_kuberay_ends_a_rayjob_as_its_fake_dashboard_reports_and_kueue_finishes_it(
+    local_cluster: LocalCluster, namespace: str, annotations: dict[str, str],
+    job_status: str, deployment_status: str,
+) -> None:
+    queue = _local_queue(local_cluster, namespace)
+    _create(local_cluster, namespace,
+            _rayjob("short", queue, _ray_pod({"cpu": "1"}), annotations=annotations))
+
+    status = wait_until(
+        "KubeRay to end the RayJob",
+        lambda: (st := local_cluster.get_json("rayjob/short", "-n", namespace).get("status"))
+        and st.get("jobDeploymentStatus") in ("Complete", "Failed") and st,
+        timeout=120,
+    )
+    assert (status["jobStatus"], status["jobDeploymentStatus"]) == (job_status, deployment_status)
+    wait_until(
+        "Kueue to mark the Workload finished",
+        lambda: (w := _workload_of(local_cluster, namespace, "short"))
+        and (_condition(w, "Finished") or {}).get("status") == "True",
+    )
 
 
 def _status_as(kubeconfig: Path, url: str) -> int:
