@@ -171,37 +171,43 @@ def schema(
 
 @app.command(
     "explain-config",
-    help="Explain every run config field: type, default, status and rules. Prints a table "
-    "on a terminal and Markdown when piped (choose with --format).",
+    help="Explain every run config field: type, default, status and rules. Prints readable "
+    "text on a terminal and Markdown when piped (choose with --format).",
 )
 def explain_config(
     format: str = typer.Option(
-        "auto", "--format", help="table, markdown, or auto (table on a terminal)."
+        "auto", "--format", help="text, markdown, or auto (text on a terminal)."
     ),
 ) -> None:
-    if format not in ("auto", "table", "markdown"):
-        raise UsageError("--format must be one of: auto, table, markdown")
+    if format not in ("auto", "text", "markdown"):
+        raise UsageError("--format must be one of: auto, text, markdown")
     from tau.runconfig import reference
 
     if format == "markdown" or (format == "auto" and not sys.stdout.isatty()):
         sys.stdout.write(reference.markdown())
         return
-    from tau.cli.output import print_table
-
-    print_table(
-        ("field", "type", "default", "status", "description"),
-        [
-            (row.path, row.type, row.default or "", row.status, _describe(row))
-            for row in reference.rows()
-        ],
-        title="Tau run config reference",
-    )
+    _print_reference(reference.rows())
 
 
-def _describe(row) -> str:
-    parts = [row.description]
-    if row.values:
-        parts.append("values: " + ", ".join(row.values))
-    if row.notes:
-        parts.append(row.notes)
-    return " ".join(p if p.endswith(".") else p + "." for p in parts if p)
+def _print_reference(rows: list) -> None:
+    """kubectl-explain style: one block per field, readable at any terminal width."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False)
+    console.print("[bold]Tau run config reference[/bold]\n")
+    for row in rows:
+        facts = [row.type]
+        if row.default is not None:
+            facts.append(f"default {row.default}")
+        if row.status != "supported":
+            facts.append(row.status)
+        console.print(f"[bold cyan]{escape(row.path)}[/]  [dim]{escape(', '.join(facts))}[/]")
+        for line in (row.description, _values(row), row.notes):
+            if line:
+                console.print(f"    {escape(line)}")
+    console.print("\nAs Markdown: tau run explain-config --format markdown")
+
+
+def _values(row) -> str:
+    return ("values: " + ", ".join(row.values)) if row.values else ""

@@ -273,7 +273,8 @@ class _Validation:
 
     def unknown_key(self, path: YamlPath) -> str:
         leaf = str(path[-1])
-        message = f"field {leaf} not found"
+        shown = leaf if leaf.isidentifier() else json.dumps(leaf, ensure_ascii=False)
+        message = f"field {shown} not found"
         generic = ".".join(str(p) for p in path if not isinstance(p, int))
         suggestion = suggest_path(generic, catalog.paths())
         if suggestion:

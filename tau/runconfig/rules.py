@@ -7,6 +7,7 @@ profiles, TauWorkspace defaults) belong to resolution, not here.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Any
@@ -84,12 +85,19 @@ _IDENTIFIER = re.compile(r"^[a-z0-9]([a-z0-9_.-]*[a-z0-9])?$")
 
 
 def dotted(path: Path) -> str:
+    """`("storage", "image_assets", 0, "name")` -> `storage.image_assets[0].name`.
+
+    Keys that would make the path ambiguous (empty, dots, brackets, spaces) are quoted.
+    """
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
+            continue
+        name = part
+        if not part or any(c in part for c in '.[]" ') or not part.isprintable():
+            name = json.dumps(part, ensure_ascii=False)
+        text += f".{name}" if text else name
     return text
 
 

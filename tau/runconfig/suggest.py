@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
-def distance(a: str, b: str) -> int:
-    """Levenshtein edit distance."""
+def distance(a: str, b: str, limit: int | None = None) -> int:
+    """Levenshtein edit distance; with `limit`, any value above it may be returned as limit+1."""
     if a == b:
         return 0
     if len(a) < len(b):
@@ -16,6 +16,8 @@ def distance(a: str, b: str) -> int:
         current = [i]
         for j, cb in enumerate(b, 1):
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        if limit is not None and min(current) > limit:
+            return limit + 1  # every later row only grows
         previous = current
     return previous[-1]
 
@@ -25,12 +27,14 @@ def threshold(leaf: str) -> int:
     return max(2, min(6, len(leaf) // 3))
 
 
-def nearest(key: str, candidates: Iterable[str]) -> str | None:
+def nearest(key: str, candidates: Iterable[str], limit: int | None = None) -> str | None:
     """The closest candidate within the edit threshold of `key`, or None."""
     best: tuple[int, str] | None = None
-    limit = threshold(key)
+    limit = threshold(key) if limit is None else limit
     for candidate in sorted(set(candidates)):
-        score = distance(key.lower(), candidate.lower())
+        if abs(len(candidate) - len(key)) > limit:
+            continue  # the distance is at least the length difference
+        score = distance(key.lower(), candidate.lower(), limit)
         if score <= limit and (best is None or score < best[0]):
             best = (score, candidate)
     return best[1] if best else None
@@ -40,9 +44,10 @@ def suggest_path(path: str, known_paths: Iterable[str]) -> str | None:
     """Suggest a known dotted path for an unknown one.
 
     Tries, in order: a sibling whose name is close to the leaf; the same leaf name in another
-    group (`gpus` at top level -> `compute.gpus`); a close match on the whole path.
+    group (`gpus` at top level -> `compute.gpus`); when the parent itself is misspelled, a
+    close match on the whole path among paths of the same depth.
     """
-    known = sorted(set(known_paths))
+    known = set(known_paths)
     parent, _, leaf = path.rpartition(".")
     siblings = [p.rpartition(".")[2] for p in known if p.rpartition(".")[0] == parent]
     sibling = nearest(leaf, siblings)
@@ -51,5 +56,7 @@ def suggest_path(path: str, known_paths: Iterable[str]) -> str | None:
     same_leaf = [p for p in known if p.rpartition(".")[2] == leaf and p != path]
     if len(same_leaf) == 1:
         return same_leaf[0]
+    if not parent or parent in known:
+        return None
     depth = path.count(".")
-    return nearest(path, [p for p in known if p.count(".") == depth])
+    return nearest(path, [p for p in known if p.count(".") == depth], threshold(leaf))

@@ -1,0 +1,181 @@
+"""`tau run` through the real console script: exit codes, messages, schema, reference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from tau.cli.main import cli, run
+
+ROOT = Path(__file__).parents[3]
+TAU = str(Path(sys.executable).parent / "tau")
+QUICKSTART = ROOT / "examples" / "quickstart"
+EXAMPLES = sorted((ROOT / "examples").glob("*/tau/*.yaml"))
+FIXTURES = sorted((ROOT / "tests" / "unit" / "runconfig" / "fixtures").glob("*.yaml"))
+
+
+def tau(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TAU, *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_validate_accepts_every_example() -> None:
+    for example in EXAMPLES:
+        result = tau("run", "validate", "--config", str(example.relative_to(ROOT)))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"{example.relative_to(ROOT)} is valid\n"
+        assert result.stderr == ""
+
+
+def test_validate_resolves_a_named_target_from_the_tau_directory() -> None:
+    result = tau("run", "validate", "train", cwd=QUICKSTART)
+    assert (result.returncode, result.stdout) == (0, "tau/train.yaml is valid\n")
+
+
+def test_validate_discovers_tau_yaml(tmp_path: Path) -> None:
+    (tmp_path / "tau.yml").write_text("name: t\nengine: job\n")
+    result = tau("run", "validate", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "tau.yml is valid\n")
+
+
+def test_validate_without_any_config_explains_what_to_create(tmp_path: Path) -> None:
+    result = tau("run", "validate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "error: no Tau run config found; create tau.yaml or pass --config\n"
+
+
+def test_a_path_as_target_points_to_config(tmp_path: Path) -> None:
+    result = tau("run", "validate", "tau/train.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "must be a name, not a path; use --config for explicit paths" in result.stderr
+
+
+def test_invalid_config_exits_2_with_file_line_column_and_field_path(tmp_path: Path) -> None:
+    (tmp_path / "tau.yaml").write_text("name: t\ncompute:\n  wrokers: 1\n")
+    result = tau("run", "validate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert_no_traceback(result)
+    assert result.stdout == ""
+    assert result.stderr == (
+        "error: tau.yaml:3:3: compute.wrokers: field wrokers not found; "
+        'did you mean "compute.workers"? (owner: run config author)\n'
+    )
+
+
+def test_every_problem_of_a_file_is_listed_once(tmp_path: Path) -> None:
+    (tmp_path / "tau.yaml").write_text("engine: job\ncompute: {gpus: -1, workers: 2}\n")
+    result = tau("run", "validate", cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("  - tau.yaml:2:") and "compute.gpus must be >= 0" in lines[0]
+    assert "engine=job cannot set compute.workers=2" in lines[1]
+    assert lines[2].startswith("error: tau.yaml: 2 problems in the run config")
+
+
+def test_yaml_syntax_errors_exit_2_without_traceback(tmp_path: Path) -> None:
+    (tmp_path / "tau.yaml").write_text("name: [unclosed\n")
+    result = tau("run", "validate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert_no_traceback(result)
+    assert result.stderr.startswith("error: tau.yaml:2:1: YAML syntax error")
+
+
+def test_deprecation_warnings_go_to_stderr_and_validation_passes(tmp_path: Path) -> None:
+    (tmp_path / "tau.yaml").write_text("name: t\nengine: ray\n")
+    result = tau("run", "validate", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout == "tau.yaml is valid\n"
+    assert result.stderr == 'warning: tau.yaml:2:1: engine "ray" is deprecated; use "rayjob"\n'
+
+
+def test_validate_rejects_managed_workflow_manifests(tmp_path: Path) -> None:
+    (tmp_path / "tau.yaml").write_text("schema_version: 1\nname: wf\n")
+    result = tau("run", "validate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "managed workflow manifests are outside tau run validate" in result.stderr
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
+def test_validate_rejects_each_invalid_fixture(
+    fixture: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process through the same entry point the console script calls (fast)."""
+    expected_path = fixture.read_text().splitlines()[0].removeprefix("# expect-path:").strip()
+    assert run(cli, "tau", ["run", "validate", "--config", str(fixture)]) == 2
+    err = capsys.readouterr().err
+    assert f"{fixture}:" in err
+    if expected_path:
+        assert f"{expected_path}" in err
+    assert "Traceback" not in err
+
+
+def test_schema_is_a_json_schema_that_accepts_the_examples() -> None:
+    result = tau("run", "schema", "-o", "json")
+    assert result.returncode == 0
+    schema = json.loads(result.stdout)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for key in ("runtime", "compute", "policy", "storage", "profiler", "metrics", "experiment"):
+        assert key in schema["properties"]
+    for example in EXAMPLES:
+        jsonschema.validate(yaml.safe_load(example.read_text()), schema)
+    assert not jsonschema.Draft202012Validator(schema).is_valid({"compute": {"gpus_per_pod": 1}})
+
+
+def test_schema_only_speaks_json() -> None:
+    result = tau("run", "schema", "-o", "yaml")
+    assert (result.returncode, result.stderr) == (2, "error: --output must be json\n")
+
+
+def test_explain_config_is_markdown_when_piped_and_text_on_request() -> None:
+    piped = tau("run", "explain-config")
+    assert piped.returncode == 0
+    assert piped.stdout.startswith("# Tau run config reference")
+    assert "| `run.ttl_seconds_after_finished` | direct-only |" in piped.stdout
+    table = tau("run", "explain-config", "--format", "text")
+    assert table.returncode == 0
+    assert "compute.workers  integer, default 1\n" in table.stdout
+
+
+def test_run_help_teaches_the_flags_and_hides_legacy_ones() -> None:
+    result = tau("run", "--help")
+    assert result.returncode == 0
+    for flag in ("--config", "--dry-run", "--context", "--namespace", "--project"):
+        assert flag in result.stdout, flag
+    for legacy in (
+        "--engine",
+        "--script",
+        "--file",
+        "--queue",
+        "--gpu-class",
+        "--workload-kind",
+        "--runtime-pip",
+        "retry",
+    ):
+        assert legacy not in result.stdout, legacy
+    assert "policy.workload_profile_snapshot" in result.stdout
+
+
+def test_run_target_rejects_an_invalid_config_before_anything_else(tmp_path: Path) -> None:
+    (tmp_path / "tau").mkdir()
+    (tmp_path / "tau" / "bad.yaml").write_text("compute: {gpus: -1}\n")
+    bad = tau("run", "bad", "--dry-run=client", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert "tau/bad.yaml:1:11: compute.gpus must be >= 0" in bad.stderr
+
+
+def test_dry_run_accepts_only_client_or_server() -> None:
+    result = tau("run", "train", "--dry-run=foo", cwd=QUICKSTART)
+    assert (result.returncode, result.stderr) == (
+        2,
+        "error: --dry-run must be one of: client, server\n",
+    )
