@@ -189,10 +189,19 @@ def _readiness(helm, client, release, namespace, context, timeout, poll):
     if values is None:
         _say("note: release values unreadable; validating every component")
     disabled = readiness.disabled_components(values)
+    last: list[str] = []
+
+    def progress(report) -> None:
+        waiting = [r.name for r in report.results if r.status == readiness.FAIL]
+        if waiting and waiting != last:
+            _say(f"waiting: {report.passed}/{report.required} checks passed ({', '.join(waiting)})")
+            last[:] = waiting
+
     return readiness.wait_until_ready(
         lambda: readiness.evaluate(readiness.observe(client, release, namespace), disabled),
         timeout=timeout,
         poll_interval=poll,
+        on_report=progress,
     )
 
 
