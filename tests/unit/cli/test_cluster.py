@@ -19,7 +19,9 @@ OFFLINE = [
 
 
 def tau(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    merged = {**os.environ, **(env or {})}
+    # hack/setup installs helm into .venv/bin; make it findable when pytest runs without it on PATH.
+    path = os.pathsep.join([str(ROOT / ".venv" / "bin"), os.environ.get("PATH", "")])
+    merged = {**os.environ, "PATH": path, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "tau", "cluster", *args],
         capture_output=True,
