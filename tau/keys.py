@@ -257,6 +257,23 @@ COND_QUOTA_MUTATED = "QuotaMutated"
 # Condition reasons the CLI interprets (the rest live with the reconcilers).
 REASON_ADDITIONAL_WORKSPACE_BLOCKED = "AdditionalWorkspaceBlocked"
 
+# --- Distribution chart and `tau cluster` (charts/taugrid, tau/cluster) ----------------------
+
+APP_NAME = "app.kubernetes.io/name"
+APP_INSTANCE = "app.kubernetes.io/instance"
+APP_PART_OF = "app.kubernetes.io/part-of"
+APP_PART_OF_VALUE = "taugrid"
+APP_COMPONENT = "app.kubernetes.io/component"
+PORTAL_COMPONENT = "portal"
+HELM_CHART_LABEL = "helm.sh/chart"
+PROBE_MANAGED_BY_VALUE = "tau-validate"  # APP_MANAGED_BY of `validate nodes` probe pods
+TAU_GPU_SERIES = DOMAIN + "gpu-series"  # legacy series label, refused on CPU flavors
+NVIDIA_GPU_PRODUCT = "nvidia.com/gpu.product"
+AKS_ACCELERATOR = "kubernetes.azure.com/accelerator"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+DRA_NVIDIA_GPU = "gpu.nvidia.com"  # DRA device class / Kueue deviceClassMapping name
+COND_ACTIVE = "Active"  # Kueue ClusterQueue / AdmissionCheck condition
+
 # --- Infrastructure (infra/: Pulumi components) ----------------------------------------------
 
 AKS_GPU_SKU = "aks.azure.com/gpu-sku"
