@@ -292,6 +292,15 @@ class _Resolver:
                 if self._explicit("execution", "processes_per_node")
                 else self.default(),
             )
+        for dotted in (
+            "runtime.security.mode",
+            "runtime.working_dir",
+            "storage.publish",
+            "storage.checkpoint",
+            "run.source.path",
+        ):
+            if self.get(dotted):
+                self.record(dotted, self.get(dotted), self.file(dotted))
         ttl = self.resolve_ttl(engine)
         experiment = self.resolve_experiment()
         staged = self.get("storage.publish") == "staged"

@@ -325,3 +325,17 @@ def test_snapshot_file_is_plain_yaml(tmp_path):
     snapshot_file(tmp_path)
     data = yaml.safe_load((tmp_path / "profiles.snapshot.yaml").read_text())
     assert data["kind"] == "TauWorkloadProfileSnapshot"
+
+
+def test_behaviour_switches_from_the_file_are_listed_with_their_line(tmp_path):
+    text = (
+        JOB.replace(
+            "  image: python:3.12-slim\n",
+            "  image: python:3.12-slim\n  security:\n    mode: restricted\n",
+        )
+        + "  publish: staged\n"
+    )
+    result = resolve(config(tmp_path, text), workspace=WORKSPACE)
+    assert str(source(result, "runtime.security.mode")).endswith("tau.yaml:7:5")
+    assert result.provenance.value_of("storage.publish") == "staged"
+    assert result.intent.restricted and result.intent.staged_publish
