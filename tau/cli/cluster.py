@@ -144,7 +144,10 @@ def install(
         return
     client = _kube(context)
     flow.install(
-        helm, opts, foreign_system_objects=lambda: _foreign(client, namespace), progress=_say
+        helm,
+        opts,
+        foreign_system_objects=lambda: flow.foreign_system_objects(client, namespace),
+        progress=_say,
     )
     _say("helm release applied; running the readiness report")
     report = _readiness(helm, client, release, namespace, context, seconds, 5.0)
@@ -160,25 +163,6 @@ def install(
             "Ready; pre-provision a Bound PVC if runs use storage; tau workspace init-repo "
             "<name>; hand the repository to the researcher."
         )
-
-
-def _foreign(client, namespace: str) -> list[str]:
-    from tau.kube import KubeError, NotFoundError
-    from tau.kube.resources import TAU_QUOTA_REQUESTS, TAU_WORKSPACES
-
-    strays = []
-    for resource in (TAU_WORKSPACES, TAU_QUOTA_REQUESTS):
-        try:
-            items = client.list(resource)
-        except NotFoundError:
-            continue
-        except KubeError as error:
-            raise RuntimeFailure(f"cannot check existing Tau objects: {error}") from None
-        for item in items:
-            meta = item.get("metadata") or {}
-            if meta.get("namespace") != namespace:
-                strays.append(f"{resource.display} {meta.get('namespace')}/{meta.get('name')}")
-    return strays
 
 
 def _readiness(helm, client, release, namespace, context, timeout, poll):
@@ -257,7 +241,9 @@ def validate_nodes(
     from tau.cluster.install import parse_duration
 
     seconds = parse_duration(timeout)
-    label_selector = node_selector(gpu_class, selector)
+    label_selector, warning = probe.node_selector(gpu_class, selector)
+    if warning:
+        _say(f"warning: {warning}")
     client = _kube(context)
     nodes, stranded = probe.discover(client, label_selector)
     for name in stranded:
@@ -303,48 +289,6 @@ def validate_nodes(
     emit(data, output, table=table)
     if not probe.exit_ok([h for _, h in results], min_healthy):
         raise RuntimeFailure(f"{healthy}/{len(results)} GPU nodes healthy")
-
-
-SUPPORTED_GPU_CLASSES = (
-    "a10-4gb",
-    "a10-8gb",
-    "a10-12gb",
-    "a10-24gb",
-    "a100-40gb",
-    "a100-80gb",
-    "h100-80gb",
-    "h100-95gb",
-    "h200-141gb",
-    "gb200-192gb",
-    "gb300-288gb",
-)
-LEGACY_GPU_CLASSES = {
-    "a100-nvlink-80gb": "a100-80gb",
-    "h100-standalone-95gb": "h100-95gb",
-    "h200-nvlink-141gb": "h200-141gb",
-}
-
-
-def node_selector(gpu_class: str, selector: str) -> str:
-    """Combine --gpu-class and --selector into one label selector."""
-    from tau.cluster.probe import GPU_CLASS_LABEL
-
-    value = gpu_class.strip().lower().replace("_", "-")
-    if value in LEGACY_GPU_CLASSES:
-        _say(f"warning: --gpu-class {value} is deprecated; use {LEGACY_GPU_CLASSES[value]}")
-        value = LEGACY_GPU_CLASSES[value]
-    if not value:
-        return selector
-    if value == "any":
-        if GPU_CLASS_LABEL in selector:
-            raise UsageError(f"--gpu-class any conflicts with a --selector on {GPU_CLASS_LABEL}")
-        return selector
-    if value not in SUPPORTED_GPU_CLASSES:
-        raise UsageError(
-            f"--gpu-class {gpu_class!r} is not a supported class",
-            hint="one of any, " + ", ".join(SUPPORTED_GPU_CLASSES),
-        )
-    return ",".join(s for s in (f"{GPU_CLASS_LABEL}={value}", selector) if s)
 
 
 @validate_app.command("topology", help="Check a ClusterQueue's GPU flavors against nodes.")
@@ -414,7 +358,7 @@ def uninstall(
     )
     helm = Helm()
     client = _kube(context)
-    outcome = flow.drain(helm, opts, lambda objs: _remaining(client, objs), _say)
+    outcome = flow.drain(helm, opts, lambda objs: flow.remaining_queue_objects(client, objs), _say)
     for note in outcome.notes:
         _say(f"note: {note}")
     flow.uninstall(helm, opts, outcome, _say)
@@ -422,24 +366,6 @@ def uninstall(
         f"TauGrid release {release} removed from {namespace}. CRDs, custom resources, retained "
         "namespaces, cloud infrastructure, storage and workspace data remain."
     )
-
-
-def _remaining(client, objects) -> list[str] | None:
-    from tau.cluster.topology import RESOURCE_FLAVORS
-    from tau.kube import KubeError
-    from tau.kube.resources import CLUSTER_QUEUES, KUEUE_GROUP, Resource
-
-    topologies = Resource(KUEUE_GROUP, "v1beta2", "topologies", "Topology", False)
-    checks = [(CLUSTER_QUEUES, objects.cluster_queue)]
-    checks += [(RESOURCE_FLAVORS, f) for f in objects.flavors]
-    if objects.topology:
-        checks.append((topologies, objects.topology))
-    try:
-        return [
-            f"{res.kind.lower()}/{name}" for res, name in checks if client.get_or_none(res, name)
-        ]
-    except KubeError:
-        return None
 
 
 @profiles_app.command(

@@ -27,6 +27,8 @@ from tau.cluster.chart import (
 )
 from tau.cluster.helm import HELM_OWNER, Helm
 from tau.errors import RuntimeFailure, UsageError
+from tau.kube import KubeClient, KubeError, NotFoundError
+from tau.kube.resources import TAU_QUOTA_REQUESTS, TAU_WORKSPACES
 
 Progress = Callable[[str], None]
 
@@ -288,3 +290,20 @@ def install(
         result = helm.run(upgrade_args(opts, chart, helm))
         if not result.ok:
             raise chart_error(opts, result.error_line())
+
+
+def foreign_system_objects(client: KubeClient, namespace: str) -> list[str]:
+    """Tau objects outside `namespace`: an upgrade cannot move the system namespace."""
+    strays = []
+    for resource in (TAU_WORKSPACES, TAU_QUOTA_REQUESTS):
+        try:
+            items = client.list(resource)
+        except NotFoundError:
+            continue
+        except KubeError as error:
+            raise RuntimeFailure(f"cannot check existing Tau objects: {error}") from None
+        for item in items:
+            meta = item.get("metadata") or {}
+            if meta.get("namespace") != namespace:
+                strays.append(f"{resource.display} {meta.get('namespace')}/{meta.get('name')}")
+    return strays

@@ -14,15 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau import keys
+from tau.errors import UsageError
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import PODS, Resource
 
 NODES = Resource("", "v1", "nodes", "Node", False)
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
-GPU_CLASS_LABEL = "tau.azure.com/gpu-class"
+GPU_CLASS_LABEL = keys.GPU_CLASS
 PROBE_IMAGE = "mcr.microsoft.com/azurelinux/base/core:3.0"
 PROBE_NAMESPACE = "default"
-PROBE_LABEL = {"app.kubernetes.io/managed-by": "tau-validate"}
+PROBE_LABEL = {keys.APP_MANAGED_BY: keys.PROBE_MANAGED_BY_VALUE}
 
 HEALTHY, DEGRADED, UNHEALTHY, UNKNOWN = "HEALTHY", "DEGRADED", "UNHEALTHY", "UNKNOWN"
 
@@ -52,6 +54,47 @@ out=/tmp/probe.out
 } > "$out"
 cat "$out"; cat "$out" > /dev/termination-log
 """
+
+
+SUPPORTED_GPU_CLASSES = (
+    "a10-4gb",
+    "a10-8gb",
+    "a10-12gb",
+    "a10-24gb",
+    "a100-40gb",
+    "a100-80gb",
+    "h100-80gb",
+    "h100-95gb",
+    "h200-141gb",
+    "gb200-192gb",
+    "gb300-288gb",
+)
+LEGACY_GPU_CLASSES = {
+    "a100-nvlink-80gb": "a100-80gb",
+    "h100-standalone-95gb": "h100-95gb",
+    "h200-nvlink-141gb": "h200-141gb",
+}
+
+
+def node_selector(gpu_class: str, selector: str) -> tuple[str, str]:
+    """--gpu-class and --selector as one label selector, plus a deprecation warning (or "")."""
+    value = gpu_class.strip().lower().replace("_", "-")
+    warning = ""
+    if value in LEGACY_GPU_CLASSES:
+        warning = f"--gpu-class {value} is deprecated; use {LEGACY_GPU_CLASSES[value]}"
+        value = LEGACY_GPU_CLASSES[value]
+    if not value:
+        return selector, warning
+    if value == "any":
+        if GPU_CLASS_LABEL in selector:
+            raise UsageError(f"--gpu-class any conflicts with a --selector on {GPU_CLASS_LABEL}")
+        return selector, warning
+    if value not in SUPPORTED_GPU_CLASSES:
+        raise UsageError(
+            f"--gpu-class {gpu_class!r} is not a supported class",
+            hint="one of any, " + ", ".join(SUPPORTED_GPU_CLASSES),
+        )
+    return ",".join(s for s in (f"{GPU_CLASS_LABEL}={value}", selector) if s), warning
 
 
 @dataclass
@@ -111,9 +154,9 @@ def classify_nodes(
 
 
 def _looks_like_gpu(labels: dict[str, str]) -> bool:
-    instance = labels.get("node.kubernetes.io/instance-type", "").removeprefix("Standard_")
+    instance = labels.get(keys.INSTANCE_TYPE_LABEL, "").removeprefix("Standard_")
     return bool(
-        labels.get("kubernetes.azure.com/accelerator")
+        labels.get(keys.AKS_ACCELERATOR)
         or labels.get("accelerator")
         or labels.get(GPU_CLASS_LABEL)
         or instance[:2].upper() in ("NC", "ND", "NV")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau import keys
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import CLUSTER_QUEUES, TAU_CLUSTERS, Resource
 
@@ -130,7 +131,7 @@ def _attempt(read: Callable[[], Any]) -> Any:
 
 
 def observe(client: KubeClient, release: str, namespace: str) -> Observation:
-    selector = f"app.kubernetes.io/instance={release}"
+    selector = f"{keys.APP_INSTANCE}={release}"
     return Observation(
         version=_attempt(lambda: client.request("GET", "/version", what="read the server version")),
         deployments=_attempt(lambda: client.list(DEPLOYMENTS, namespace, label_selector=selector)),
@@ -140,7 +141,8 @@ def observe(client: KubeClient, release: str, namespace: str) -> Observation:
         tau_cluster=_attempt(lambda: client.get_or_none(TAU_CLUSTERS, "cluster")),
         cluster_queues=_attempt(
             lambda: client.list(
-                CLUSTER_QUEUES, label_selector=f"{selector},app.kubernetes.io/part-of=taugrid"
+                CLUSTER_QUEUES,
+                label_selector=f"{selector},{keys.APP_PART_OF}={keys.APP_PART_OF_VALUE}",
             )
         ),
         policy=_attempt(lambda: client.get_or_none(VAPS, QUOTA_GUARD)),
@@ -201,14 +203,14 @@ def _one_deployment(
 def _chart_prefix(prefix: str) -> Callable[[dict], bool]:
     def match(dep: dict) -> bool:
         labels = dep.get("metadata", {}).get("labels") or {}
-        return str(labels.get("helm.sh/chart", "")).startswith(prefix)
+        return str(labels.get(keys.HELM_CHART_LABEL, "")).startswith(prefix)
 
     return match
 
 
 def _portal(dep: dict) -> bool:
     labels = dep.get("metadata", {}).get("labels") or {}
-    return labels.get("app.kubernetes.io/component") == "portal"
+    return labels.get(keys.APP_COMPONENT) == keys.PORTAL_COMPONENT
 
 
 def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -229,7 +231,7 @@ def check_tau_cluster(obj: dict[str, Any] | KubeError | None) -> CheckResult:
         )
     if status.get("phase") == "Degraded":
         return CheckResult(name, FAIL, "phase Degraded")
-    nodes = _conditions(obj).get("NodesReady")
+    nodes = _conditions(obj).get(keys.COND_NODES_READY)
     if nodes is None:
         return CheckResult(name, FAIL, "condition NodesReady missing")
     if nodes.get("observedGeneration", generation) < generation:
@@ -253,7 +255,7 @@ def check_baseline_queue(queues: list[dict[str, Any]] | KubeError) -> CheckResul
         )
     queue = queues[0]
     queue_name = queue.get("metadata", {}).get("name", "?")
-    active = _conditions(queue).get("Active")
+    active = _conditions(queue).get(keys.COND_ACTIVE)
     if not active or active.get("status") != "True":
         reason = active.get("reason", "") if active else "no Active condition"
         return CheckResult(name, FAIL, f"ClusterQueue {queue_name} not active ({reason})")

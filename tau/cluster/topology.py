@@ -10,21 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tau import keys
 from tau.cluster.probe import NODES, RESOURCE_SLICES, _looks_like_gpu, _quantity_int
 from tau.errors import UsageError
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import CLUSTER_QUEUES, KUEUE_GROUP, TAU_CLUSTERS, Resource
 
 RESOURCE_FLAVORS = Resource(KUEUE_GROUP, "v1beta2", "resourceflavors", "ResourceFlavor", False)
-GPU_RESOURCES = ("gpu.nvidia.com", "nvidia.com/gpu")
-DRA_RESOURCE = "gpu.nvidia.com"
+GPU_RESOURCES = (keys.DRA_NVIDIA_GPU, keys.NVIDIA_GPU)
+DRA_RESOURCE = keys.DRA_NVIDIA_GPU
 IB_INSTANCE_TYPES = {
     "Standard_ND96isr_H200_v5": "H200",
     "Standard_ND96isr_H100_v5": "H100",
     "Standard_ND96amsr_A100_v4": "A100",
     "Standard_ND96isr_GB200_v6": "GB200",
 }
-GPU_LABELS = ("kueue.azure.com/gpu-series", "tau.azure.com/gpu-series", "nvidia.com/gpu.product")
+GPU_LABELS = (keys.KUEUE_GPU_SERIES, keys.TAU_GPU_SERIES, keys.NVIDIA_GPU_PRODUCT)
 OK, WARN, ERROR = "ok", "warn", "error"
 
 
@@ -144,9 +145,7 @@ def evaluate_flavor(
             )
         )
     zoned = [
-        n
-        for n in selected
-        if ((n.get("metadata") or {}).get("labels") or {}).get("topology.kubernetes.io/zone")
+        n for n in selected if ((n.get("metadata") or {}).get("labels") or {}).get(keys.ZONE_LABEL)
     ]
     findings.append(
         Finding(
@@ -155,7 +154,7 @@ def evaluate_flavor(
             f"{len(zoned)}/{len(selected)} nodes carry topology.kubernetes.io/zone",
         )
     )
-    instance = node_labels.get("node.kubernetes.io/instance-type", "")
+    instance = node_labels.get(keys.INSTANCE_TYPE_LABEL, "")
     if instance in IB_INSTANCE_TYPES:
         ready = [n for n in selected if _ready_schedulable(n)]
         findings.append(

@@ -17,9 +17,13 @@ from dataclasses import dataclass, field
 from tau.cluster.chart import ChartRef, renderable
 from tau.cluster.helm import HELM_OWNER, Helm
 from tau.cluster.install import release_values, server_side_args
+from tau.cluster.topology import RESOURCE_FLAVORS
 from tau.errors import RuntimeFailure
+from tau.kube import KubeClient, KubeError
+from tau.kube.resources import CLUSTER_QUEUES, KUEUE_GROUP, Resource
 
 Progress = Callable[[str], None]
+TOPOLOGIES = Resource(KUEUE_GROUP, "v1beta2", "topologies", "Topology", False)
 # How long deleted queue objects may take to lose Kueue's finalizers before we call them stranded.
 DRAIN_SETTLE_SECONDS = 30.0
 
@@ -208,3 +212,17 @@ def uninstall(
     raise RuntimeFailure(
         f"helm uninstall failed: {result.error_line()}", hint=hint, owner=HELM_OWNER
     )
+
+
+def remaining_queue_objects(client: KubeClient, objects: QueueObjects) -> list[str] | None:
+    """Queue objects still present (None when the cluster cannot tell)."""
+    checks = [(CLUSTER_QUEUES, objects.cluster_queue)]
+    checks += [(RESOURCE_FLAVORS, f) for f in objects.flavors]
+    if objects.topology:
+        checks.append((TOPOLOGIES, objects.topology))
+    try:
+        return [
+            f"{res.kind.lower()}/{name}" for res, name in checks if client.get_or_none(res, name)
+        ]
+    except KubeError:
+        return None

@@ -172,3 +172,20 @@ def test_table_row_shows_mig_slices_and_reasons():
     row = table_row(node, health)
     assert row[1] == "8 (7 slices)"
     assert row[-1] == HEALTHY
+
+
+def test_node_selector_from_gpu_class_and_selector():
+    from tau.cluster.probe import node_selector
+    from tau.errors import UsageError
+
+    assert node_selector("H200_141GB", "pool=a") == (
+        "tau.azure.com/gpu-class=h200-141gb,pool=a",
+        "",
+    )
+    assert node_selector("any", "pool=a") == ("pool=a", "")
+    selector, warning = node_selector("a100-nvlink-80gb", "")
+    assert selector == "tau.azure.com/gpu-class=a100-80gb" and "deprecated" in warning
+    with pytest.raises(UsageError, match="conflicts"):
+        node_selector("any", "tau.azure.com/gpu-class=a100-80gb")
+    with pytest.raises(UsageError, match="not a supported class"):
+        node_selector("tpu-v5", "")
