@@ -17,6 +17,7 @@ from controller_harness import CHART, Controller, condition, get, install, uniqu
 from tau import keys
 from tau.kube import KubeClient
 from tau.profiles.live import export_profiles, read_profile_set
+from tau.profiles.select import ProfileUnavailable
 from tau.profiles.snapshot import load_snapshot
 
 VM_SIZE = "Standard_NC40ads_H100_v5"  # in the catalog: nc-h100-v5 / h100-95gb
@@ -139,6 +140,9 @@ def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
     profiles = read_profile_set(client)
     chosen = profiles.select(namespace=namespace, team="research")
     assert chosen.stamps()[keys.TAU_CLUSTER_GENERATION] == str(obj["metadata"]["generation"])
+    stranger = KubeClient(local_cluster.mint_kubeconfig(unique("stranger")))
+    with pytest.raises(ProfileUnavailable, match="forbidden"):
+        read_profile_set(stranger)
     snapshot = tmp_path / "profiles.snapshot.yaml"
     export_profiles(client, snapshot)
     assert load_snapshot(snapshot).profile_set_hash == profiles.profile_set_hash
