@@ -5,7 +5,7 @@ Used by ``python -m hack.localcluster`` for developers and by the ``local_cluste
 fixture in ``tests/e2e``; both go through :func:`build` and :func:`start`.
 """
 
-from .build import Artifacts, BuildError, build, locate
+from .build import Artifacts, BuildError, build
 from .cluster import ClusterError, LocalCluster, start, wait_until
 
 __all__ = [
@@ -14,7 +14,6 @@ __all__ = [
     "ClusterError",
     "LocalCluster",
     "build",
-    "locate",
     "start",
     "wait_until",
 ]

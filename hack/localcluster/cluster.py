@@ -28,8 +28,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
 from . import fixtures as fx
 from . import manifests
 from .build import Artifacts
@@ -120,7 +118,8 @@ class LocalCluster:
     """A running (or stopped) cluster rooted at one state directory."""
 
     def __init__(self, state_dir: Path, state: ClusterState) -> None:
-        self.state_dir = state_dir
+        # Absolute, because it is written into kubeconfig exports and matched in process args.
+        self.state_dir = state_dir.resolve()
         self.state = state
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         # A test session's cluster must not outlive the session, even if it is killed.
@@ -196,19 +195,18 @@ class LocalCluster:
         """Stop every process this cluster started (and only those), newest first."""
         for name, pid in reversed(list(self.state.pids.items())):
             process = self._processes.get(name)
-            if not self._owns(pid):
-                continue
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 15
-            while _alive(pid) and time.monotonic() < deadline:
-                if process is not None and process.poll() is not None:
-                    break
-                time.sleep(0.1)
-            if _alive(pid):
+            if self._owns(pid):
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            if process is not None:
+                    os.kill(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 15
+                while _alive(pid) and time.monotonic() < deadline:
+                    if process is not None and process.poll() is not None:
+                        break
+                    time.sleep(0.1)
+                if _alive(pid):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+            if process is not None:  # our child: reap it, even if it had already died
                 process.wait(timeout=10)
         shutil.rmtree(self.state.etcd_data_dir, ignore_errors=True)
         self.state.pids = {}
@@ -527,14 +525,12 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
     shutil.copyfile(webhook_pair.cert, kueue_dir / "tls.crt")
     shutil.copyfile(webhook_pair.key, kueue_dir / "tls.key")
     _ensure_kueue_metrics_cert(ca)
-    config = yaml.safe_load(manifests.kueue_config(p["kueue_health"], p["kueue_metrics"],
-                                                   p["kueue_webhook"]))
-    config["webhook"]["certDir"] = str(kueue_dir)
-    (kueue_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    (kueue_dir / "config.yaml").write_text(manifests.kueue_config(
+        p["kueue_health"], p["kueue_metrics"], p["kueue_webhook"], kueue_dir))
     cluster.create([{"apiVersion": "v1", "kind": "Namespace",
                      "metadata": {"name": fx.KUEUE_NAMESPACE}}])
     cluster._spawn("kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"],
-                   env={"KUBECONFIG": str(kueue), "TMPDIR": str(kueue_dir)})
+                   env={"KUBECONFIG": str(kueue)})
     # KubeRay asks each RayCluster's dashboard, at a cluster DNS name, how its jobs and serve
     # applications are doing. Its HTTP proxy is our fake dashboard on loopback, so nothing is
     # resolved or dialled in the cluster; Go never proxies loopback, so apiserver traffic is

@@ -237,14 +237,14 @@ def cri_log(lines: list[str]) -> str:
 # --- Kueue -------------------------------------------------------------------------------------
 
 
-def kueue_config(health_port: int, metrics_port: int, webhook_port: int) -> str:
+def kueue_config(health_port: int, metrics_port: int, webhook_port: int, cert_dir: Path) -> str:
     config = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "namespace": fx.KUEUE_NAMESPACE,
         "health": {"healthProbeBindAddress": f"127.0.0.1:{health_port}"},
         "metrics": {"bindAddress": f"127.0.0.1:{metrics_port}"},
-        "webhook": {"host": "127.0.0.1", "port": webhook_port},
+        "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(cert_dir)},
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": False},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
