@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from tau.api.connection import validate_descriptor
 from tau.kube.errors import AccessError
@@ -69,3 +70,33 @@ def test_an_unknown_auth_mode_is_a_usage_error(azure, monkeypatch):
     monkeypatch.setenv("TAU_AUTH_MODE", "magic")
     with pytest.raises(UsageError, match="TAU_AUTH_MODE='magic' is not one of"):
         cluster_user_kubeconfig(aks_descriptor(azure))
+
+
+def test_aks_credentials_are_fetched_only_after_a_human_approved(azure, tmp_path, monkeypatch):
+    import socket
+
+    from tau.kube import UnavailableError
+    from tau.resolve.discovery import discover_connection
+    from tau.resolve.localstate import ReviewRequired
+    from tau.workspace.connect import Interaction, connect
+
+    monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau"))
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "tau").mkdir()
+    descriptor = aks_descriptor(azure).to_dict()
+    (repo / "tau" / "workspace.connection.yaml").write_text(yaml.safe_dump(descriptor))
+    source = discover_connection(repo)
+
+    with pytest.raises(ReviewRequired):
+        connect(source, Interaction(False, lambda q: "", lambda s: None))
+    assert azure.seen == []
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    azure.kubeconfig["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{closed}"
+    with pytest.raises(UnavailableError):
+        connect(source, Interaction(True, lambda q: "y", lambda s: None))
+    assert any("listClusterUserCredential" in path for _, path, _ in azure.seen)
+    assert not list((tmp_path / "tau").rglob("*.json"))
