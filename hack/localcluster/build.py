@@ -223,8 +223,9 @@ def _build_component(component: Component, artifacts: Artifacts, log: Path) -> N
         destination = artifacts.manifests / target
         if destination.exists():
             continue
-        module_dir = Path(_go(["list", "-m", "-f", "{{.Dir}}", component.module],
-                              component.directory))
+        # `go mod download` (not `go list`) so a cleaned module cache is refilled, not skipped.
+        download = _go(["mod", "download", "-json", component.module], component.directory)
+        module_dir = Path(json.loads(download)["Dir"])
         tmp = destination.with_name(destination.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(module_dir / source, tmp)
