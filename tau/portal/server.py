@@ -58,7 +58,7 @@ def series_payload(
     limit = clamp_points(max_points)
     with query.reader(store) as db:
         _, run_ids = query.resolve_target(db, target)
-    raw = read_series(store, run_ids, metrics or None)
+    raw = read_series(store, run_ids, metrics or None, envelope=2 * limit)
     lines = []
     for (run_id, metric), found in sorted(raw.items()):
         xs, ys = lttb(found.steps, found.values, limit)
@@ -66,9 +66,9 @@ def series_payload(
             {
                 "run_id": run_id,
                 "metric": metric,
-                "points": len(found.steps),
+                "points": found.points,
                 "returned": len(xs),
-                "downsampled": len(xs) < len(found.steps),
+                "downsampled": len(xs) < found.points,
                 "non_finite": found.non_finite,
                 "x": xs,
                 "y": ys,

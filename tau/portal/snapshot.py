@@ -90,7 +90,7 @@ def build_snapshot(
     ]
     all_metrics = sorted({m for run in summaries.values() for m in run})
     chosen = [m for m in metrics if m in all_metrics] if metrics else primary_metrics(all_metrics)
-    raw = read_series(store, [r["run_id"] for r in runs], chosen)
+    raw = read_series(store, [r["run_id"] for r in runs], chosen, envelope=2 * max_points)
     series: dict[str, list[dict[str, Any]]] = {}
     for metric in chosen:
         for run in runs:
@@ -103,9 +103,9 @@ def build_snapshot(
                     "run_id": run["run_id"],
                     "x": xs,
                     "y": ys,
-                    "points": len(found.steps),
+                    "points": found.points,
                     "non_finite": found.non_finite,
-                    "downsampled": len(xs) < len(found.steps),
+                    "downsampled": len(xs) < found.points,
                 }
             )
     return {
