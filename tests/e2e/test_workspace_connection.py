@@ -539,6 +539,26 @@ def test_create_previews_then_applies_a_workspace_the_apiserver_accepts(
     )
     assert [row["name"] for row in json.loads(listed.stdout)] == ["research"]
 
+    quota = admin.tau(
+        "workspace",
+        "quota",
+        "show",
+        "research",
+        "--system-namespace",
+        admin.system_namespace,
+        "--context",
+        admin.context,
+        "-o",
+        "json",
+    )
+    assert quota.returncode == 0, quota.stderr
+    shown = json.loads(quota.stdout)
+    assert shown["clusterQueue"] == fx.CLUSTER_QUEUE
+    gpus = {(row["flavor"], row["resource"]): row["nominal"] for row in shown["quota"]}
+    assert gpus[(fx.GPU_FLAVOR_H200, fx.GPU_RESOURCE)] == str(
+        fx.H200_POOL.gpus * fx.H200_POOL.count
+    )
+
 
 def test_create_without_a_principal_binds_an_inert_group_and_says_so(admin: Workspace) -> None:
     result = admin.tau(
