@@ -204,7 +204,23 @@ class _Validation:
         for path, message in problems:
             self.add(path, message)
         self.fail_if_any()
+        self.local_imports(config, data)
         return LoadedConfig(self.path, config, self.source, [self.issue(p, m) for p, m in warnings])
+
+    def local_imports(self, config: RunConfig, data: dict[str, Any]) -> None:
+        from tau.runconfig.imports import unshipped_local_imports
+
+        modules = unshipped_local_imports(config, self.path.parent)
+        if modules:
+            entrypoint = config.entrypoint_value
+            where = rules.Checker(config, data).entrypoint_path()
+            self.add(
+                where,
+                f'entrypoint "{entrypoint}" imports local modules that are not shipped with it: '
+                f"{', '.join(modules)}; use run.source (Job) or run.working_dir (RayJob) to ship "
+                "the project, or install them in the image",
+            )
+            self.fail_if_any()
 
     def eval_migration(self, data: dict[str, Any]) -> None:
         run = data.get("run")

@@ -177,3 +177,31 @@ def test_entrypoint_resolves_against_the_config_directory(write) -> None:
     loaded = load(path)
     assert loaded.base_dir == path.parent
     assert loaded.entrypoint_path() == (path.parent.parent / "train.py").resolve()
+
+
+def test_entrypoint_importing_unshipped_local_modules_is_rejected(write) -> None:
+    config = write("name: t\nentrypoint: ../train.py\n", name="tau/train.yaml")
+    root = config.parent.parent
+    (root / "train.py").write_text("import os\nimport utils\nfrom models.net import Net\n")
+    (root / "utils.py").write_text("")
+    (root / "models").mkdir()
+    (root / "models" / "net.py").write_text("")
+    with pytest.raises(ConfigError) as caught:
+        load(config)
+    (issue,) = caught.value.issues
+    assert issue.path == "entrypoint" and issue.line == 2
+    assert issue.message.startswith(
+        'entrypoint "../train.py" imports local modules that are not shipped with it: '
+        "models, utils;"
+    )
+
+
+def test_local_import_check_skips_shipped_trees_and_stdlib(write) -> None:
+    config = write("name: t\nengine: rayjob\nentrypoint: src/train.py\nrun: {working_dir: src}\n")
+    (config.parent / "src").mkdir()
+    (config.parent / "src" / "train.py").write_text("import helpers\n")
+    (config.parent / "src" / "helpers.py").write_text("")
+    load(config)
+    plain = write("name: t\nentrypoint: solo.py\n", name="plain.yaml")
+    (plain.parent / "solo.py").write_text("import json, os\nfrom pathlib import Path\n")
+    load(plain)
