@@ -233,7 +233,7 @@ def table_row(node: GpuNode, health: NodeHealth) -> list[str]:
     ib = f"{v.get('ib_active', '0')}/{v.get('ib_total', '0')}" if _int(v, "ib_total") else "-"
     status = health.status + (f" ({'; '.join(health.reasons)})" if health.reasons else "")
     if health.pod_error:
-        status += f" [{health.pod_error}]"
+        status += f" (pod: {health.pod_error})"
     return [
         node.name,
         gpus,
