@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from tau import __version__
-from tau.api.connection import check_tau_version
+from tau.api.connection import WorkspaceConnection, check_tau_version
 from tau.errors import RuntimeFailure, UsageError
-from tau.kube import KubeClient
+from tau.kube import KubeClient, UnavailableError
 from tau.resolve import kubeconfig as kubeconfigs
 from tau.resolve import localstate
 from tau.resolve.discovery import ConnectionSource, discover_connection
@@ -218,7 +218,7 @@ def _review(
 
 
 def _verify_with_candidate(
-    isolated: dict[str, Any], directory: Path, descriptor: Any
+    isolated: dict[str, Any], directory: Path, descriptor: WorkspaceConnection
 ) -> LiveWorkspace:
     """Verify through a throwaway private copy, removed whatever happens."""
     candidate = directory / f".candidate-{secrets.token_hex(6)}.yaml"
@@ -226,6 +226,10 @@ def _verify_with_candidate(
     kube = KubeClient(candidate, descriptor.context_name)
     try:
         return verify_live(kube, descriptor)
+    except UnavailableError as error:
+        if descriptor.private_cluster and descriptor.network is not None:
+            error.hint = f"this is a private cluster: {descriptor.network.instructions}"
+        raise
     finally:
         kube.close()
         candidate.unlink(missing_ok=True)

@@ -169,3 +169,13 @@ def test_too_old_a_tau_is_refused_before_anything_else(repo):
     descriptor.write_text(DESCRIPTOR.replace("0.1.0", "99.0.0"))
     with pytest.raises(Exception, match=r"too old for this repository; install Tau 99\.0\.0"):
         connect(discover_connection(repo), quiet("y"))
+
+
+def test_an_unreachable_private_cluster_repeats_the_network_instructions(repo):
+    descriptor = repo / "tau" / "workspace.connection.yaml"
+    descriptor.write_text(
+        DESCRIPTOR + "network:\n  privateCluster: true\n  instructions: connect the lab VPN\n"
+    )
+    with pytest.raises(UnavailableError) as caught:
+        connect(discover_connection(repo), quiet("y"))
+    assert "this is a private cluster: connect the lab VPN" in caught.value.one_line()
