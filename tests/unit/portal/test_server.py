@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -111,3 +116,43 @@ def test_a_long_series_is_downsampled_on_the_server_and_max_points_is_clamped(
     assert clamped["max_points"] == 12000 and clamped["series"][0]["returned"] == 12000
     assert small["series"][0]["returned"] == 300 and small["series"][0]["points"] == 20_000
     assert small["series"][0]["downsampled"] is True
+
+
+def test_the_serve_command_starts_a_server_that_answers_and_stops(demo_store: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tau.portal",
+            "experiment",
+            "--store",
+            str(demo_store),
+            "serve",
+            "--addr",
+            f"127.0.0.1:{port}",
+            "--default-target",
+            "demo",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "taugrid-portal experiment serve did not start"
+                time.sleep(0.2)
+        assert health.json()["ok"] is True
+        page = httpx.get(f"http://127.0.0.1:{port}/stellar", timeout=5)
+        assert page.status_code == 200 and '"target":"demo"' in page.text
+    finally:
+        server.terminate()
+        server.wait(15)
