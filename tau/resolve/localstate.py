@@ -356,6 +356,36 @@ def contract_changes(
     return changes
 
 
+def cached_connections(base: Path | None = None) -> list[ConnectionState]:
+    """Every usable pin on this machine (how `tau logs` searches configured workspaces).
+
+    Pins missing the workspace UID or configuration time are skipped; unknown schemas are an
+    error. Newest verification first within a workspace.
+    """
+    states = []
+    for path in sorted(((base or config_dir()) / "connections").glob("*.json")):
+        state = load_state(path)
+        if state is not None and state.workspace_uid and state.configured_at:
+            states.append(state)
+    states.sort(
+        key=lambda s: (
+            s.workspace,
+            s.workspace_uid,
+            _desc(s.verified_at),
+            _desc(s.configured_at),
+            s.context_name,
+            s.namespace,
+            s.kubeconfig_path,
+        )
+    )
+    return states
+
+
+def _desc(stamp: str) -> tuple[int, ...]:
+    moment = parse_time(stamp)
+    return (-int(moment.timestamp()),) if moment else (0,)
+
+
 def is_fresh(state: ConnectionState, ttl: timedelta = READINESS_TTL) -> bool:
     verified = parse_time(state.verified_at)
     if verified is None or ttl < timedelta(0):

@@ -194,3 +194,21 @@ def test_state_round_trips_and_a_review_error_is_one_actionable_line(
     assert error.exit_code == 2
     assert "requires interactive review" in error.one_line()
     assert "interactive terminal" in error.one_line()
+
+
+def test_cached_connections_lists_usable_pins_newest_first(
+    tmp_path, make_repo, write_descriptor, tau_config_dir
+):
+    repo = make_repo(tmp_path / "repo")
+    write_descriptor(repo)
+    source = discover_connection(repo)
+    base = tau_config_dir / "connections"
+    older = localstate.rfc3339(localstate.now() - timedelta(hours=1))
+    localstate.save_state(base / "a.json", pinned_state(source, verified_at=older))
+    localstate.save_state(base / "b.json", pinned_state(source, namespace="newest"))
+    localstate.save_state(base / "c.json", pinned_state(source, workspace_uid=""))
+    listed = localstate.cached_connections()
+    assert [state.namespace for state in listed] == ["newest", "research"]
+    (base / "d.json").write_text(json.dumps({"schema": "tau.other.v9"}))
+    with pytest.raises(ValidationError, match="unreadable or malformed"):
+        localstate.cached_connections()
