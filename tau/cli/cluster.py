@@ -71,7 +71,16 @@ def chart_option() -> typer.Option:
     )
 
 
-@app.command(help="Show the plan, run the two-phase Helm install, then the readiness report.")
+@app.command(
+    help="Show the plan, run the two-phase Helm install, then the readiness report.\n\n"
+    "A new release first gets a bootstrap pass (baseline queue off, --wait) so Kueue's "
+    "webhooks serve before queue objects exist; every main pass uses --reset-values, so pass "
+    "your complete values file each time.\n\n"
+    "Examples:\n\n"
+    "  tau cluster install --dry-run                      # render summary, nothing applied\n\n"
+    "  tau cluster install -f taugrid-values.yaml --context prod\n\n"
+    "  tau cluster install --chart ./charts/taugrid --set components.kueue.enabled=false",
+)
 def install(
     context: str = context_option(),
     release: str = release_option(),
@@ -121,9 +130,6 @@ def install(
         set_string_values=set_string,
     )
     seconds = opts.validate()
-    for path in values:
-        if not Path(path).is_file():
-            raise UsageError(f"--values {path}: file not found")
     if output is Output.table:
         for line in flow.plan_lines(opts):
             _say(line)
@@ -319,7 +325,14 @@ def validate_topology(
         raise RuntimeFailure(f"topology validation found {errors} error(s)")
 
 
-@app.command(help="Drain the release's queue policy while Kueue runs, then helm uninstall.")
+@app.command(
+    help="Drain the release's queue policy while Kueue runs, then helm uninstall.\n\n"
+    "Phase 1 re-renders the deployed chart version with baselineQueue.enabled=false so Kueue "
+    "can clear its finalizers; phase 2 is helm uninstall. Pass the same --chart the release "
+    "was installed from. CRDs, custom resources and namespaces stay.\n\n"
+    "Example:\n\n"
+    "  tau cluster uninstall --yes --context prod",
+)
 def uninstall(
     context: str = context_option(),
     release: str = release_option(),

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -87,6 +88,9 @@ class InstallOptions:
                 raise UsageError(f"{flag} must not be empty")
         if self.chart.local_dir is None and not self.chart.version.strip():
             raise UsageError("--version must not be empty for a remote chart")
+        for path in self.values_files:
+            if not Path(path).is_file():
+                raise UsageError(f"--values {path}: file not found")
         return parse_duration(self.timeout)
 
     def values_args(self) -> list[str]:
