@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +96,8 @@ def config_hash(config: RunConfig) -> str:
     Canonical: normalised values (aliases resolved), fields left at their defaults omitted,
     keys sorted, compact separators. Any field change changes it; script content does not.
     """
+    import hashlib  # OpenSSL's load is noticeable on `tau run validate`, which never hashes
+
     data = config.model_dump(mode="json", exclude_defaults=True)
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -6,7 +6,6 @@ with a did-you-mean suggestion, so a newer SDK can add fields without breaking o
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +80,8 @@ class ManagedManifest:
 
 
 def parse(data: dict[str, Any], raw: bytes) -> ManagedManifest:
+    import hashlib
+
     manifest = ManagedManifest(data=data, sha256=hashlib.sha256(raw).hexdigest())
     known = known_paths()
     _scan(data, (), "", known, manifest.unknown)
