@@ -7,6 +7,7 @@ import posixpath
 import re
 from typing import Any
 
+from tau import keys
 from tau.runconfig.models import (
     Compute,
     Execution,
@@ -16,7 +17,7 @@ from tau.runconfig.models import (
 
 Path = tuple[str | int, ...]
 
-SETTABLE_TAU_KEYS = ("TAU_RESUME_FROM", "TAU_RETRY_ATTEMPT", "TAU_RETRY_MAX", "TAU_RETRY_REASON")
+SETTABLE_TAU_KEYS = keys.USER_SETTABLE_TAU_ENV
 ENV_VALUE_LIMIT = 65536
 ENV_TOTAL_LIMIT = 131072
 TTL_MAX = 2147483647

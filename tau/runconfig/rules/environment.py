@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
+from tau import keys
 from tau.runconfig.images import is_digest_pinned, pin_problem
 from tau.runconfig.rules.base import (
     C_IDENTIFIER,
@@ -112,14 +113,14 @@ class EnvironmentRules(Base):
             {
                 name
                 for name in (*env, *secrets)
-                if name.upper() in ("MASTER_ADDR", "MASTER_PORT")
-                or (name.upper().startswith("TAU_") and name not in SETTABLE_TAU_KEYS)
-                or (name.upper().startswith("NCCL_") and not allow_nccl)
+                if name.upper() in (keys.ENV_MASTER_ADDR, keys.ENV_MASTER_PORT)
+                or (name.upper().startswith(keys.TAU_ENV_PREFIX) and name not in SETTABLE_TAU_KEYS)
+                or (name.upper().startswith(keys.NCCL_ENV_PREFIX) and not allow_nccl)
             }
         )
         if reserved:
             where = ("runtime", "env") if set(reserved) & set(env) else ("runtime", "env_secret")
-            nccl = any(n.upper().startswith("NCCL_") for n in reserved)
+            nccl = any(n.upper().startswith(keys.NCCL_ENV_PREFIX) for n in reserved)
             self.add(
                 where,
                 "runtime.env contains Tau-managed keys that cannot be overridden: "
