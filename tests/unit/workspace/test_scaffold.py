@@ -74,3 +74,13 @@ def test_existing_files_abort_without_force_and_nothing_is_changed(tmp_path):
 def test_an_image_is_required(tmp_path):
     with pytest.raises(UsageError, match="--image is required"):
         scaffold(ScaffoldRequest(name="x", output=tmp_path, image=" "))
+
+
+def test_the_scaffolded_targets_are_valid_run_configs(tmp_path):
+    from tau.runconfig.loader import load
+
+    scaffold(request(tmp_path, workspace="research", kube_context="lab"))
+    for target in ("smoke", "train"):
+        loaded = load(tmp_path / "repo" / "tau" / f"{target}.yaml")  # raises when invalid
+        assert not loaded.is_managed
+        assert loaded.warnings == []
