@@ -7,5 +7,7 @@ python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e .
 
-tau=".venv/bin/tau"
-"$tau" version
+tau="$PWD/.venv/bin/tau"
+cd examples/quickstart
+"$tau" run validate --config tau/train.yaml
+"$tau" run train --dry-run=client
