@@ -209,6 +209,8 @@ ENV_EXPERIMENT_ID = "TAU_EXPERIMENT_ID"
 ENV_EXPERIMENT = "TAU_EXPERIMENT"
 ENV_STELLAR_DIR = "TAU_STELLAR_DIR"
 ENV_JOB_NAME = "JOB_NAME"
+# Run name for tau.stellar when init() names none (the local engine sets it to the run name).
+ENV_RUN_NAME = "TAU_RUN_NAME"
 # Store-root composite: TAU_EXP_STORE_ROOT / TAU_CONTEXT / TAU_TEAM / TAU_PROJECT.
 EXP_STORE_SCOPE_ENV = (ENV_CONTEXT, ENV_TEAM, ENV_PROJECT)
 

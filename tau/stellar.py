@@ -411,7 +411,10 @@ def init(
     )
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     run_name = safe_id(
-        run or name or f"{slug(project) or 'run'}-{stamp}-{secrets.token_hex(2)}",
+        run
+        or name
+        or _env(keys.ENV_RUN_NAME)
+        or f"{slug(project) or 'run'}-{stamp}-{secrets.token_hex(2)}",
         default="run",
     )
     packet_root = Path(dir) if dir else Path(_env(keys.ENV_STELLAR_DIR) or DEFAULT_PACKET_ROOT)

@@ -153,7 +153,7 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
         main["command"] = command
     main["env"] = container_env(
         intent,
-        _managed_env(intent),
+        managed_env(intent),
         reserved=_reserved(intent),
         reserved_reason="is managed by torchrun",
     )
@@ -194,7 +194,8 @@ def _reserved(intent: RunIntent) -> tuple[str, ...]:
     return TORCHRUN_RESERVED
 
 
-def _managed_env(intent: RunIntent) -> dict[str, str]:
+def managed_env(intent: RunIntent) -> dict[str, str]:
+    """Tau-managed env of the main container (also what the local engine exports)."""
     env = storage_env(intent)
     script = cmd.script_env(intent)
     for name, value in script.items():

@@ -134,7 +134,7 @@ def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
     }
     if intent.pip:
         spec["runtimeEnvYAML"] = yaml.safe_dump({"pip": list(intent.pip)}, sort_keys=False)
-    env = _env(intent)
+    env = ray_env(intent)
     spec["rayClusterSpec"] = {
         "rayVersion": ray_version(intent.image),
         "headGroupSpec": {
@@ -188,7 +188,8 @@ def _entrypoint(intent: RunIntent) -> str:
     )
 
 
-def _env(intent: RunIntent) -> dict[str, str]:
+def ray_env(intent: RunIntent) -> dict[str, str]:
+    """Head and worker env (also what the local engine exports to the Ray driver)."""
     user = {name for name, _ in intent.env} | {name for name, _ in intent.env_secret}
     for name in sorted(user):
         if name.upper() in (keys.ENV_MASTER_ADDR, keys.ENV_MASTER_PORT):

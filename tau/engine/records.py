@@ -1,0 +1,168 @@
+"""Local run records: one JSON file per run, replaced atomically on every change.
+
+A record is the local counterpart of the Job/RayJob object plus its status: it survives the
+supervising `tau` process, so `tau run status|logs|get|cancel|list|resume` read it from any
+terminal. Writers replace the whole file (temp + rename), so readers never see half a record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tau.engine.layout import state_root
+from tau.errors import UsageError
+
+RECORD = "record.json"
+KIND = "LocalRun"
+API_VERSION = "tau.azure.com/v1alpha1"
+
+# States: the canonical lifecycle vocabulary of `tau run status` plus `cancelled`.
+QUEUED, STARTING, RUNNING = "queued", "starting", "running"
+SUCCEEDED, FAILED, CANCELLED = "succeeded", "failed", "cancelled"
+TERMINAL = (SUCCEEDED, FAILED, CANCELLED)
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Attempt:
+    number: int
+    pid: int | None = None
+    started_at: str = ""
+    finished_at: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    reason: str = ""
+    retry_reason: str = ""
+    log: str = ""
+
+
+@dataclass
+class LocalRun:
+    name: str
+    kind: str  # Job | RayJob
+    launcher: str
+    config_path: str
+    config_hash: str
+    code_sha: str = ""
+    state: str = QUEUED
+    reason: str = ""
+    message: str = ""
+    created_at: str = field(default_factory=now)
+    started_at: str = ""
+    finished_at: str = ""
+    supervisor_pid: int | None = None
+    cancel_requested: bool = False
+    gpus_requested: int = 0
+    gpus_available: int = 0
+    data_root: str = ""
+    output_dir: str = ""
+    staging_dir: str = ""
+    publication_id: str = ""
+    store: str = ""
+    experiment: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    max_retries: int = 0
+    retry_on: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)
+    tau_command: str = ""
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL
+
+    @property
+    def current(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    @property
+    def directory(self) -> Path:
+        return run_dir(self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"apiVersion": API_VERSION, "kind": KIND, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LocalRun:
+        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        values["attempts"] = [Attempt(**a) for a in data.get("attempts", [])]
+        return cls(**values)
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name) or len(name) > 63:
+        raise UsageError(
+            f"run name {name!r} is not a valid local run name (lowercase letters, digits, "
+            "'-' and '.', at most 63 characters)"
+        )
+    return name
+
+
+def run_dir(name: str) -> Path:
+    return state_root() / "runs" / name
+
+
+def save(run: LocalRun) -> None:
+    path = run_dir(run.name) / RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{RECORD}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(run.to_json(), indent=2, sort_keys=True) + "\n")
+    os.replace(temp, path)
+
+
+def load(name: str) -> LocalRun | None:
+    path = run_dir(name) / RECORD
+    try:
+        return LocalRun.from_json(json.loads(path.read_text()))
+    except FileNotFoundError:
+        return None
+
+
+def require(name: str) -> LocalRun:
+    run = load(name)
+    if run is None:
+        raise UsageError(
+            f"no local run named {name!r}",
+            hint="list local runs with `tau run list --local`",
+        )
+    return run
+
+
+def exists(name: str) -> bool:
+    return (run_dir(name) / RECORD).is_file()
+
+
+def all_runs() -> list[LocalRun]:
+    root = state_root() / "runs"
+    runs = [load(p.name) for p in root.iterdir()] if root.is_dir() else []
+    return sorted((r for r in runs if r), key=lambda r: r.created_at, reverse=True)
+
+
+def reserve_name(base: str) -> str:
+    """`<config name>-<yyyymmdd-hhmmss>`, suffixed when two runs start in the same second.
+
+    The run directory is created here (exclusively), so two `tau run` processes never
+    share a name.
+    """
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    stem = f"{base[: 63 - 19]}-{stamp}".strip("-.")
+    (state_root() / "runs").mkdir(parents=True, exist_ok=True)
+    name, n = stem, 1
+    while True:
+        try:
+            run_dir(name).mkdir()
+            return name
+        except FileExistsError:
+            n += 1
+            name = f"{stem}-{n}"
