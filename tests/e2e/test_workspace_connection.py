@@ -647,3 +647,31 @@ def test_quota_request_apply_submits_a_tau_quota_request(admin: Workspace) -> No
         "reason": "ablation sweep",
         "mutationMode": "ReportOnly",
     }
+
+
+def test_a_local_assignment_connects_a_repository_without_a_descriptor(
+    workspace: Workspace,
+) -> None:
+    workspace.set_status("Ready")
+    (workspace.repo / "tau" / "workspace.connection.yaml").unlink()
+    assigned = workspace.tau(
+        "workspace",
+        "connection",
+        "assign",
+        workspace.name,
+        "--context",
+        workspace.context,
+        "--system-namespace",
+        workspace.system_namespace,
+    )
+    assert assigned.returncode == 0, assigned.stderr
+    connected = workspace.tau("workspace", "connection", answer="y")
+    assert connected.returncode == 0, connected.stderr
+    assert "Descriptor:    local assignment " in connected.stdout
+    assert f"Namespace:     {workspace.namespace}" in connected.stdout
+
+    other = workspace.repo.parent / "other-checkout"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    elsewhere = run_tau("workspace", "connection", cwd=other, env=workspace.env())
+    assert elsewhere.returncode == 2
+    assert "descriptor not found" in error_line(elsewhere)
