@@ -44,42 +44,109 @@ def start(
     argv: tuple[str, ...] = (),
     echo: Echo,
     stream: Echo | None,
-    prepare: Callable[[LocalPlan], None] | None = None,
 ) -> LocalRun:
     """Run `loaded` locally to completion; the record is written before the process starts."""
+    _check_direct(loaded)
+    base = loaded.config.run_name or Path(loaded.path).stem
+    name = records.reserve_name(records.check_name(base.lower()))
+    try:
+        plan = _plan(loaded, name, data_root, store, argv, echo)
+    except BaseException:
+        shutil.rmtree(records.run_dir(name), ignore_errors=True)
+        raise
+    run = new_record(loaded, plan, argv)
+    records.save(run)
+    write_scripts(plan)
+    echo(f"local run {name} started ({run.kind}, {plan.gpus_needed} GPU(s))")
+    return Supervisor(run, plan, echo=echo, stream=stream).supervise(dict(plan.env))
+
+
+def resume(
+    name: str,
+    loaded: Any,
+    *,
+    checkpoint: str = "",
+    force: bool = False,
+    argv: tuple[str, ...] = (),
+    echo: Echo,
+    stream: Echo | None,
+) -> LocalRun:
+    """`tau run resume` for a local run: same preflight as the cluster, same record."""
+    from tau.engine.status import effective_state
+    from tau.lifecycle.classify import Failure
+
+    run = records.require(name)
+    state, _ = effective_state(run)
+    if state not in records.TERMINAL:
+        raise UsageError(
+            f"local run {name!r} is still running — cancel it first or wait for it to fail"
+        )
+    if state == records.SUCCEEDED:
+        raise UsageError(f"local run {name!r} completed successfully — nothing to resume")
+    reason = run.reason or str(Failure.UNKNOWN)
+    if reason not in {str(f) for f in Failure} or not Failure(reason).retryable:
+        raise UsageError(
+            f"local run {name!r} failed with non-retryable reason {reason} — inspect "
+            "logs/status before resubmitting manually"
+        )
+    if reason == Failure.OOM_KILLED and not force:
+        raise UsageError(
+            f"local run {name!r} failed with OOM — the same config will likely OOM again.\n"
+            "Increase compute resources in your config, then resume with --force"
+        )
+    if checkpoint and not checkpoint.startswith("/"):
+        raise UsageError(f"--from must be an absolute path (starts with /); got {checkpoint!r}")
+    _check_direct(loaded)
+    if loaded.config_hash != run.config_hash:
+        echo(
+            f"warning: config hash changed ({run.config_hash[:8]} → {loaded.config_hash[:8]}) — "
+            "the resumed run may behave differently"
+        )
+    plan = _plan(loaded, name, Path(run.data_root), Path(run.store), argv, echo)
+    checkpoint = plan.paths.local(checkpoint or plan.policy.checkpoint_path)
+    echo(f"failure reason: {reason}")
+    echo(f"checkpoint: {checkpoint}")
+    fresh = new_record(loaded, plan, argv)
+    fresh.created_at, fresh.attempts = run.created_at, run.attempts
+    records.save(fresh)
+    write_scripts(plan)
+    from tau.lifecycle.classify import resume_env
+
+    env = dict(resume_env(tuple(plan.env.items()), checkpoint))
+    return Supervisor(fresh, plan, echo=echo, stream=stream).supervise(env)
+
+
+def _check_direct(loaded: Any) -> None:
     if loaded.is_managed or loaded.config.is_managed_dispatch:
         raise UsageError(
             f"{loaded.path}: managed workflow configs cannot run on the local engine",
             hint="use a direct run config (engine: job or rayjob)",
         )
-    base = loaded.config.run_name or Path(loaded.path).stem
-    name = records.reserve_name(records.check_name(base.lower()))
-    run_dir = records.run_dir(name)
-    try:
-        resolution = resolve_local(loaded, name, argv)
-        for warning in resolution.warnings:
-            echo(f"warning: {warning}")
-        plan = build_plan(
-            resolution.intent,
-            loaded=loaded,
-            run_dir=run_dir,
-            data_root=(data_root or default_data_root()).expanduser().resolve(),
-            store=(store or default_store()).expanduser().resolve(),
-            gpus=gpu_inventory.detect(),
-            publication_id=secrets.token_hex(8),
-        )
-    except BaseException:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        raise
+
+
+def _plan(
+    loaded: Any,
+    name: str,
+    data_root: Path | None,
+    store: Path | None,
+    argv: tuple[str, ...],
+    echo: Echo,
+) -> LocalPlan:
+    resolution = resolve_local(loaded, name, argv)
+    for warning in resolution.warnings:
+        echo(f"warning: {warning}")
+    plan = build_plan(
+        resolution.intent,
+        loaded=loaded,
+        run_dir=records.run_dir(name),
+        data_root=(data_root or default_data_root()).expanduser().resolve(),
+        store=(store or default_store()).expanduser().resolve(),
+        gpus=gpu_inventory.detect(),
+        publication_id=secrets.token_hex(8),
+    )
     for note in plan.notes:
         echo(f"note: {note}")
-    run = new_record(loaded, plan, argv)
-    records.save(run)
-    write_scripts(plan)
-    if prepare is not None:
-        prepare(plan)
-    echo(f"local run {name} started ({run.kind}, {plan.gpus_needed} GPU(s))")
-    return Supervisor(run, plan, echo=echo, stream=stream).supervise(dict(plan.env))
+    return plan
 
 
 def new_record(loaded: Any, plan: LocalPlan, argv: tuple[str, ...]) -> LocalRun:

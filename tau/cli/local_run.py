@@ -1,0 +1,267 @@
+"""Local-engine halves of `tau run` and its lifecycle verbs: flags -> `tau.engine` -> print.
+
+Routing is explicit: `--local`, or a NAME that is a local run record. A cluster problem is
+never answered by running or reading something local instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import typer
+
+from tau.errors import RuntimeFailure, UsageError
+
+LOCAL = typer.Option(
+    False, "--local", help="A run of the local engine (implied when NAME is a local run)."
+)
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def _out(text: str) -> None:
+    click.echo(text)
+
+
+def routes(name: str | None, local: bool) -> bool:
+    """True when NAME is a local run (or --local was given)."""
+    if local:
+        return True
+    from tau.engine import records
+
+    return bool(name) and records.exists(name)
+
+
+def run(loaded: Any, *, data_root: str, store: str = "") -> None:
+    from tau.engine.launch import start
+
+    record = start(
+        loaded,
+        data_root=Path(data_root) if data_root else None,
+        store=Path(store) if store else None,
+        argv=tuple(["tau", *sys.argv[1:]]),
+        echo=_say,
+        stream=_out,
+    )
+    _finish(record)
+
+
+def _finish(record: Any) -> None:
+    from tau.engine import records
+
+    started = record.started_at or record.created_at
+    _say(f"local run {record.name} {record.state} ({_elapsed(started, record.finished_at)})")
+    _say(f"status:   tau run status {record.name}")
+    _say(f"logs:     tau logs {record.name}")
+    _say(f"outputs:  tau run get {record.name}  ({record.output_dir})")
+    evidence = record.evidence or {}
+    if evidence.get("run_id"):
+        _say(f"evidence: run {evidence['run_id']} in experiment store {record.store}")
+        target = record.experiment.get("name") or evidence["run_id"]
+        _say(f"          taugrid-portal experiment --store {record.store} stellar {target}")
+    if record.state == records.CANCELLED:
+        raise click.exceptions.Exit(130)
+    if record.state == records.FAILED:
+        raise RuntimeFailure(
+            f"local run {record.name} failed ({record.reason}): {record.message}",
+            hint=f"tau logs {record.name} --tail 200",
+        )
+
+
+def _elapsed(start: str, end: str) -> str:
+    from datetime import datetime
+
+    if not start or not end:
+        return "not started"
+    seconds = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    return f"{seconds:.1f}s"
+
+
+def status(name: str, output: str, *, watch: bool = False) -> None:
+    if watch:
+        raise UsageError("--watch is for cluster runs; follow a local run with `tau logs NAME -f`")
+    from tau.cli.output import dump_json
+    from tau.engine import records
+    from tau.engine.status import document
+
+    doc = document(records.require(name))
+    if output == "json":
+        sys.stdout.write(dump_json(doc) + "\n")
+        return
+    from rich.console import Console
+
+    from tau.lifecycle.status import render
+
+    render(doc, Console(highlight=False, soft_wrap=True))
+
+
+def logs(name: str, *, tail: int, follow: bool) -> None:
+    from tau.engine import logs as engine_logs
+
+    engine_logs.stream(name, tail=tail, follow=follow, out=_out)
+
+
+def cancel(name: str) -> None:
+    from tau.engine.control import cancel as cancel_run
+
+    cancel_run(name, echo=_say)
+
+
+def get(name: str, *, artifact: str, output: str) -> None:
+    from tau.cli.output import dump_json
+    from tau.engine import outputs, records
+
+    run = records.require(name)
+    if artifact:
+        path = outputs.artifact(run, artifact)
+        if output == "raw":
+            sys.stdout.buffer.write(path.read_bytes())
+            return
+        _out(f"PATH: {path}")
+        _out("PVC: (local data root)")
+        _out("---")
+        sys.stdout.write(path.read_text(errors="replace"))
+        return
+    found = outputs.listing(run)
+    if output == "json":
+        data = {"path": str(found.path), "pvc": "", "entries": found.entries}
+        if found.published is not None:
+            data["published"] = found.published
+        _out(dump_json(data))
+        return
+    _out(f"PATH: {found.path}")
+    _out("PVC: (local data root)")
+    _out("(directory)")
+    if found.published is False:
+        _out("results are not (yet) published: no completion marker for this publication")
+    _out("ENTRIES:" if found.entries else "(empty)")
+    for entry in found.entries:
+        _out(f"  {entry}")
+    if found.entries:
+        _out(f"Fetch one file with: tau run get {name} --artifact <NAME>")
+
+
+def list_(output: str) -> None:
+    from tau.cli.output import dump_json, print_table
+    from tau.engine import records
+    from tau.engine.status import display_state
+
+    runs = records.all_runs()
+    rows = [
+        {
+            "name": r.name,
+            "kind": r.kind,
+            "status": display_state(r),
+            "created": r.created_at,
+            "age": _age(r.created_at),
+            "namespace": "local",
+            "source": "local",
+            "executionTarget": "local",
+            "experimentPath": r.store,
+        }
+        for r in runs
+    ]
+    if output == "json":
+        _out(dump_json({"namespace": "local", "total": len(rows), "runs": rows}))
+        return
+    if not rows:
+        _out("No local runs found")
+        return
+    print_table(
+        ["NAME", "KIND", "STATUS", "AGE", "SOURCE"],
+        [[r["name"], r["kind"], r["status"], r["age"], "local"] for r in rows],
+    )
+
+
+def _age(created: str) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        seconds = (datetime.now(UTC) - datetime.fromisoformat(created)).total_seconds()
+    except ValueError:
+        return "<unknown>"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def resume(name: str, *, config: str, checkpoint: str, force: bool) -> None:
+    from tau.engine import records
+    from tau.engine.launch import resume as resume_run
+    from tau.runconfig import load
+
+    run = records.require(name)
+    path = Path(config) if config else Path(run.config_path)
+    if not path.is_file():
+        raise UsageError(f"--config {path} does not exist", hint="pass the run's tau.yaml")
+    record = resume_run(
+        name,
+        load(path),
+        checkpoint=checkpoint,
+        force=force,
+        argv=tuple(["tau", *sys.argv[1:]]),
+        echo=_say,
+        stream=_out,
+    )
+    _finish(record)
+
+
+def get_command(
+    name: str = typer.Argument(..., metavar="NAME", help="Run name."),
+    artifact: str = typer.Option(
+        "", "--artifact", help="Print one file (a path relative to the output directory)."
+    ),
+    output: str = typer.Option("table", "-o", "--output", help="table, json or raw."),
+    local: bool = LOCAL,
+) -> None:
+    """List a run's outputs, or print one file with --artifact.
+
+    \b
+    Examples:
+      tau run get quickstart-train-20260101-120000
+      tau run get quickstart-train-20260101-120000 --artifact model.json
+    """
+    if output not in ("table", "json", "raw"):
+        raise UsageError("--output must be table, json or raw")
+    _require_local(name, "get")
+    get(name, artifact=artifact, output=output)
+
+
+def resume_command(
+    name: str = typer.Argument(..., metavar="NAME", help="Run name."),
+    config: str = typer.Option("", "-c", "--config", help="Run config (default: the run's)."),
+    checkpoint: str = typer.Option(
+        "", "--from", help="Checkpoint directory (absolute; default resilience.checkpoint_path)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Allow resuming after an OOM kill."),
+    local: bool = LOCAL,
+) -> None:
+    """Run a failed run again with TAU_RESUME_FROM pointing at its checkpoint."""
+    _require_local(name, "resume")
+    resume(name, config=config, checkpoint=checkpoint, force=force)
+
+
+def _require_local(name: str, verb: str) -> None:
+    from tau.engine import records
+
+    if not records.exists(name):
+        raise UsageError(
+            f"no local run named {name!r}; `tau run {verb}` for cluster runs is not "
+            "available in this build",
+            hint="list local runs with `tau run list --local`",
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `get` and `resume` unless the cluster lifecycle already provides them."""
+    taken = {c.name for c in app.registered_commands}
+    if "get" not in taken:
+        app.command("get")(get_command)
+    if "resume" not in taken:
+        app.command("resume")(resume_command)
