@@ -26,6 +26,7 @@ HELP = (
     "Examples:\n\n"
     "  tau run validate train              # offline check of tau/train.yaml\n"
     "  tau run train --dry-run=client      # render the workload without submitting it\n"
+    "  tau run train --local              # run it on this machine (no cluster)\n"
     "  tau run --config exp/tau.yaml -n research --context aks-prod\n"
     "  tau run schema -o json              # JSON Schema of the run config\n"
     "  tau run explain-config              # every field with type, default and status\n\n"
@@ -99,6 +100,15 @@ def run(
         "--output",
         help="--dry-run=client output: yaml (multi-document) or json (a list of objects).",
     ),
+    local: bool = typer.Option(
+        False,
+        "--local",
+        help="Run on this machine with the local engine (same env contract and evidence; "
+        "no cluster). Never chosen implicitly.",
+    ),
+    data_root: str = typer.Option(
+        "", "--data-root", help="With --local: the directory that stands for /data."
+    ),
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -114,6 +124,15 @@ def run(
     path = discover(Path.cwd(), target=None if config else target, config=config or None)
     loaded = load(path)
     warn(loaded.warnings)
+    if data_root and not local:
+        raise UsageError("--data-root needs --local")
+    if local:
+        if dry_run:
+            raise UsageError("--local cannot be combined with --dry-run")
+        from tau.cli import local_run
+
+        local_run.run(loaded, data_root=data_root)
+        return
     if dry_run == "client":
         from tau.cli.dryrun import client_dry_run
         from tau.resolve.layers import Overrides
