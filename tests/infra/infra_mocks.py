@@ -201,6 +201,9 @@ def run_stack(
     settings: Mapping[str, Any], stack: str = "test", monitor: RecordingMonitor | None = None
 ) -> StackRun:
     """Run `infra/__main__.py` exactly as `pulumi up` would, against the mock engine."""
+    # asyncio.run() elsewhere in the session leaves the main thread without a loop; the Pulumi
+    # runtime needs one.
+    _ensure_event_loop()
     mocks = AzureMocks()
     monitor = monitor or RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
