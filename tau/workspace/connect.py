@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,15 @@ from typing import Any
 from tau import __version__
 from tau.api.connection import WorkspaceConnection, check_tau_version
 from tau.errors import RuntimeFailure, UsageError
+from tau.keys import ENV_REVALIDATION_TIMEOUT
 from tau.kube import KubeClient, UnavailableError
 from tau.resolve import kubeconfig as kubeconfigs
 from tau.resolve import localstate
 from tau.resolve.discovery import ConnectionSource, discover_connection
 from tau.resolve.localstate import ConnectionState
 from tau.workspace.verify import LiveWorkspace, verify_live
+
+DEFAULT_REVALIDATION_TIMEOUT = 30.0
 
 
 @dataclass
@@ -152,9 +156,16 @@ def connect(
         )
         approved_now = True
 
-    if isolated is None:
-        isolated, fingerprint = credentials(source)
-    live = _verify_with_candidate(isolated, final_kubeconfig.parent, descriptor)
+    candidate = final_kubeconfig.parent / f".candidate-{secrets.token_hex(6)}.yaml"
+
+    def acquire_and_verify() -> tuple[dict[str, Any], str, LiveWorkspace]:
+        acquired, target = (isolated, fingerprint) if isolated else credentials(source)
+        return acquired, target, _verify_with_candidate(acquired, candidate, descriptor)
+
+    if interaction.interactive:
+        isolated, fingerprint, live = acquire_and_verify()
+    else:
+        isolated, fingerprint, live = _bounded(acquire_and_verify, candidate)
 
     if state is not None and not approved_now:
         contract = localstate.contract_changes(
@@ -218,10 +229,9 @@ def _review(
 
 
 def _verify_with_candidate(
-    isolated: dict[str, Any], directory: Path, descriptor: WorkspaceConnection
+    isolated: dict[str, Any], candidate: Path, descriptor: WorkspaceConnection
 ) -> LiveWorkspace:
     """Verify through a throwaway private copy, removed whatever happens."""
-    candidate = directory / f".candidate-{secrets.token_hex(6)}.yaml"
     kubeconfigs.write_isolated(candidate, isolated)
     kube = KubeClient(candidate, descriptor.context_name)
     try:
@@ -233,6 +243,45 @@ def _verify_with_candidate(
     finally:
         kube.close()
         candidate.unlink(missing_ok=True)
+
+
+def revalidation_timeout() -> float:
+    raw = os.environ.get(ENV_REVALIDATION_TIMEOUT, "").strip()
+    try:
+        return float(raw.removesuffix("s")) if raw else DEFAULT_REVALIDATION_TIMEOUT
+    except ValueError:
+        raise UsageError(
+            f"{ENV_REVALIDATION_TIMEOUT}={raw!r} must be a number of seconds"
+        ) from None
+
+
+def _bounded(
+    work: Callable[[], tuple[dict[str, Any], str, LiveWorkspace]], candidate: Path
+) -> tuple[dict[str, Any], str, LiveWorkspace]:
+    """Unattended revalidation may not wait forever on a sign-in nobody can complete."""
+    timeout = revalidation_timeout()
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as error:
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True, name="tau-revalidation")
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        candidate.unlink(missing_ok=True)
+        raise localstate.ReviewRequired(
+            "workspace connection requires interactive review: revalidation timed out after "
+            f"{timeout:g}s",
+            hint="run a tau command in a terminal once to complete sign-in",
+            owner="you",
+        )
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _remove_orphan(old: Path, states: Path, kubeconfig_dir: Path) -> None:

@@ -179,3 +179,30 @@ def test_an_unreachable_private_cluster_repeats_the_network_instructions(repo):
     with pytest.raises(UnavailableError) as caught:
         connect(discover_connection(repo), quiet("y"))
     assert "this is a private cluster: connect the lab VPN" in caught.value.one_line()
+
+
+def test_unattended_revalidation_gives_up_after_the_timeout(repo, tmp_path, monkeypatch):
+    pin(repo, timedelta(minutes=6))
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts connections, never answers: a hung sign-in or API server
+    user_config = tmp_path / "kubeconfig"
+    config = yaml.safe_load(user_config.read_text())
+    port = silent.getsockname()[1]
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{port}"
+    monkeypatch.setenv("TAU_CONNECTION_REVALIDATION_TIMEOUT", "1")
+    state_file = localstate.state_path(discover_connection(repo))
+    # Same cluster entry name, new server: pin it first so only revalidation is exercised.
+    state = localstate.load_state(state_file)
+    user_config.write_text(yaml.safe_dump(config))
+    state.access_fingerprint = kubeconfigs.cluster_fingerprint(kubeconfigs.load_merged(), "lab")
+    localstate.save_state(state_file, state)
+    try:
+        with pytest.raises(localstate.ReviewRequired) as caught:
+            connect(discover_connection(repo), quiet(), use_cache=True)
+    finally:
+        silent.close()
+    line = caught.value.one_line()
+    assert "revalidation timed out after 1s" in line
+    assert "run a tau command in a terminal once to complete sign-in" in line
+    assert not list((tmp_path / "tau" / "kubeconfigs").glob(".candidate-*"))
