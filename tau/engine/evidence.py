@@ -16,6 +16,13 @@ from tau.engine.plan import LocalPlan
 from tau.engine.records import CANCELLED, FAILED, SUCCEEDED, LocalRun
 from tau.errors import TauError
 
+# Fields tau.stellar may already have stored differently, least important dropped first.
+_IDENTITY = {"project": "", "experiment_id": "", "run_group_id": ""}
+_FALLBACKS = (
+    {"config_hash": ""},
+    {"config_hash": "", **_IDENTITY},
+    {"config_hash": "", "code_sha": "", **_IDENTITY},
+)
 STORE_STATES = {SUCCEEDED: "succeeded", FAILED: "failed", CANCELLED: "cancelled"}
 
 
@@ -69,11 +76,11 @@ def _ingest(ingest_run: Any, run: LocalRun, plan: LocalPlan, record: Any) -> dic
             experiment=experiment,
         )
 
-    try:
-        return call(record)
-    except TauError as error:
-        if "already exists with different" not in str(error):
-            raise
-    return call(
-        replace(record, project="", experiment_id="", run_group_id="", config_hash="", code_sha="")
-    )
+    candidates = [record, *(replace(record, **blank) for blank in _FALLBACKS)]
+    for candidate in candidates[:-1]:
+        try:
+            return call(candidate)
+        except TauError as error:
+            if "already exists with different" not in str(error):
+                raise
+    return call(candidates[-1])
