@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ APPEND_LOG_DIR = "append-log"
 METRICS_DIR = "metrics"
 ARTIFACTS_DIR = "artifacts"
 BUSY_TIMEOUT_MS = 5000
+MIRROR_JOURNAL = ".pending-mirror.json"
 
 MIRROR_FAMILIES = (
     "experiments",
@@ -202,6 +204,7 @@ class Store:
     @contextlib.contextmanager
     def mutate(self, *, lock_wait: float = lock.WAIT_SECONDS) -> Iterator[Transaction]:
         with lock.exclusive(self.root, lock_wait), contextlib.closing(self.connect()) as db:
+            _recover_mirrors(self, db)
             db.execute("BEGIN IMMEDIATE")
             txn = Transaction(self, db)
             try:
@@ -304,15 +307,33 @@ class Transaction:
     # -- commit ------------------------------------------------------------------------
 
     def _append_mirrors(self) -> None:
+        """Append the mirror lines, after journaling the sizes to cut back to on a crash.
+
+        The journal names this transaction; the transaction records the same name in
+        `schema_meta`. The next writer finding a journal keeps the lines only if that name
+        committed (see `_recover_mirrors`). No fsync here: the mirror is a projection of
+        index.sqlite, which is synced at commit, and a killed process loses nothing from the
+        page cache.
+        """
         directory = self.store.append_log_dir
         directory.mkdir(exist_ok=True)
+        paths = {family: directory / f"{family}.jsonl" for family in self.created}
+        sizes = {p.name: (p.stat().st_size if p.exists() else None) for p in paths.values()}
+        txn_id = secrets.token_hex(8)
+        journal = directory / MIRROR_JOURNAL
+        temp = directory / f".{MIRROR_JOURNAL}.tmp"
+        temp.write_text(json.dumps({"txn": txn_id, "sizes": sizes}))
+        os.replace(temp, journal)
+        self._appended.append((journal, None))
+        self.db.execute(
+            "INSERT INTO schema_meta(key, value) VALUES ('mirror_txn', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (txn_id,),
+        )
         for family, rows in self.created.items():
-            path = directory / f"{family}.jsonl"
-            size = path.stat().st_size if path.exists() else None
-            self._appended.append((path, size))
+            path = paths[family]
+            self._appended.append((path, sizes[path.name]))
             data = "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows)
-            # No fsync: the mirror is a projection of index.sqlite (which is synced at commit);
-            # a killed process loses nothing from the page cache.
             with open(path, "ab") as handle:
                 handle.write(data.encode("utf-8"))
 
@@ -327,7 +348,8 @@ class Transaction:
 
     def commit(self) -> None:
         try:
-            self._append_mirrors()
+            if self.created:
+                self._append_mirrors()
         except OSError as error:
             raise RuntimeFailure(
                 f"could not append to the store's append-log ({error}); nothing was written",
@@ -335,6 +357,7 @@ class Transaction:
             ) from None
         self.db.execute("COMMIT")
         self._done = True
+        (self.store.append_log_dir / MIRROR_JOURNAL).unlink(missing_ok=True)
 
     def abort(self) -> None:
         if self._done:
@@ -343,6 +366,28 @@ class Transaction:
         with contextlib.suppress(sqlite3.Error):
             self.db.execute("ROLLBACK")
         self._done = True
+
+
+def _recover_mirrors(store: Store, db: sqlite3.Connection) -> None:
+    """Finish what a killed writer left: keep its mirror lines only if its transaction committed."""
+    journal = store.append_log_dir / MIRROR_JOURNAL
+    if not journal.exists():
+        return
+    try:
+        pending = json.loads(journal.read_text())
+    except (OSError, ValueError):
+        journal.unlink(missing_ok=True)  # torn before the appends began: nothing to undo
+        return
+    row = db.execute("SELECT value FROM schema_meta WHERE key='mirror_txn'").fetchone()
+    if row is None or row[0] != pending.get("txn"):
+        for name, size in pending.get("sizes", {}).items():
+            path = store.append_log_dir / Path(name).name
+            with contextlib.suppress(OSError):
+                if size is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    os.truncate(path, size)
+    journal.unlink(missing_ok=True)
 
 
 def _norm(value: Any) -> Any:

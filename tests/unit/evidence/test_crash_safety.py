@@ -3,7 +3,8 @@
 Each trial forks a real importer process (from a preloaded fork server, so a trial costs
 milliseconds, not an interpreter start), kills it with SIGKILL after a seeded random delay
 within the measured import time, checks the store opens and passes SQLite's integrity check,
-and re-runs the same import, which must leave exactly the history's points.
+and re-runs the same import, which must leave exactly the history's points (and exactly one
+mirror line per record).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 from tau.evidence import ImportRequest, Store, import_jsonl, init_experiment
 from tau.evidence.records import file_sha256
 
-from .helpers import rows
+from .helpers import mirror_lines, rows
 
 TRIALS = 50
 SEED = 20261129
@@ -64,6 +65,9 @@ def _points_once(root: Path, run_id: str) -> None:
         (expected,)
     ]
     assert rows(root, "SELECT COUNT(*) FROM runs WHERE run_id=?", run_id) == [(1,)]
+    # The append-log mirror agrees with the catalogue: no lines from a killed transaction.
+    assert [r["run_id"] for r in mirror_lines(root, "runs")].count(run_id) == 1
+    assert [r["run_id"] for r in mirror_lines(root, "metric_files")].count(run_id) == len(files)
 
 
 def test_killing_the_importer_at_random_points_never_corrupts_or_duplicates(

@@ -21,7 +21,10 @@ def test_a_new_store_has_every_table_column_and_named_index(store_root: Path) ->
             assert have == list(schema.columns(table)), table
         indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert set(schema.INDEXES) <= indexes
-    assert dict(rows(store_root, "SELECT key, value FROM schema_meta")) == {
+    meta = dict(rows(store_root, "SELECT key, value FROM schema_meta"))
+    assert {
+        k: meta[k] for k in ("schema_version", "metric_schema_version", "metric_schema_columns")
+    } == {
         "schema_version": "expstore.v5",
         "metric_schema_version": "tau.metrics.scalar.v2",
         "metric_schema_columns": "project,run_group_id,run_id,metric_name,step,wall_time,value,"
