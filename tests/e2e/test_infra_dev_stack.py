@@ -61,6 +61,9 @@ def install_tau_crds(local_cluster) -> None:
 def test_dev_stack_platform_objects_pass_the_api_server(local_cluster, namespace, tmp_path):
     config = dev_config()
     assert not config.provisions_azure
+    # The stack targets the local control plane's admin context by name.
+    kubeconfig = yaml.safe_load(local_cluster.kubeconfig.read_text())
+    assert config.kube_context in {context["name"] for context in kubeconfig["contexts"]}
     values_file = tmp_path / "values.yaml"
     values_file.write_text(yaml.safe_dump(platform_values(config)))
     rendered = subprocess.run(
