@@ -6,6 +6,7 @@ Run from the project root: `python terraform-compat --help`.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -20,6 +21,14 @@ from tfcompat.mapping import MAPPINGS, import_file
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_STACKS_DIR = PROJECT_ROOT / "stacks"
+STACK_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+
+
+def _stack_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    # Pulumi's own stack-name alphabet; it also keeps the name a single file name.
+    if not STACK_NAME.match(value):
+        raise click.BadParameter("use letters, digits, '-', '_' and '.' only")
+    return value
 
 
 @click.group(
@@ -38,7 +47,12 @@ def cli() -> None:
 
 @cli.command("convert")
 @click.argument("tfvars", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--stack", required=True, help="Stack name: writes stacks/Pulumi.<stack>.yaml.")
+@click.option(
+    "--stack",
+    required=True,
+    callback=_stack_name,
+    help="Stack name: writes stacks/Pulumi.<stack>.yaml.",
+)
 @click.option(
     "--stacks-dir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -97,7 +111,12 @@ def mapping_command(output: str) -> None:
 
 
 @cli.command("import-file")
-@click.option("--stack", required=True, help="Stack whose config names the objects to adopt.")
+@click.option(
+    "--stack",
+    required=True,
+    callback=_stack_name,
+    help="Stack whose config names the objects to adopt.",
+)
 @click.option(
     "--stacks-dir",
     type=click.Path(file_okay=False, path_type=Path),

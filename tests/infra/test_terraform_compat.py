@@ -162,6 +162,20 @@ def test_cli_reports_validation_errors_as_one_line_each(tmp_path):
     assert not (tmp_path / "Pulumi.lab.yaml").exists()
 
 
+def test_cli_refuses_a_stack_name_that_is_a_path(tmp_path):
+    result = cli(
+        "convert",
+        str(SAMPLES / "example.tfvars"),
+        "--stack",
+        "../lab",
+        "--stacks-dir",
+        str(tmp_path),
+    )
+    assert result.returncode == 2
+    assert "--stack" in result.stderr
+    assert list(tmp_path.parent.glob("Pulumi.lab.yaml")) == []
+
+
 def test_cli_import_file_fills_the_ids(tmp_path):
     assert (
         cli(
