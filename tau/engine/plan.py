@@ -173,14 +173,6 @@ def _check_packages(intent: RunIntent) -> None:
             needs.append(
                 ("torch", "the ray-tune driver wraps the loop in Ray Train's TorchTrainer")
             )
-    for module, why in needs:
-        if importlib.util.find_spec(module) is None:
-            extra = "ray[tune]" if module == "ray" else module
-            raise RuntimeFailure(
-                f"{why}, but {module!r} is not installed in {sys.executable}",
-                hint=f"install it into this environment: pip install '{extra}'",
-                owner="researcher: local Python environment",
-            )
     missing = [req for req in intent.pip if not _installed(req)]
     if missing:
         raise RuntimeFailure(
@@ -189,6 +181,14 @@ def _check_packages(intent: RunIntent) -> None:
             hint="pip install " + " ".join(shlex.quote(m) for m in missing),
             owner="researcher: local Python environment",
         )
+    for module, why in needs:
+        if importlib.util.find_spec(module) is None:
+            extra = "ray[tune]" if module == "ray" else module
+            raise RuntimeFailure(
+                f"{why}, but {module!r} is not installed in {sys.executable}",
+                hint=f"install it into this environment: pip install '{extra}'",
+                owner="researcher: local Python environment",
+            )
 
 
 def _installed(requirement: str) -> bool:
