@@ -32,6 +32,7 @@ ROOTS: dict[str, Root] = {
     "cluster": Root("tau.cli.cluster", "Install/uninstall TauGrid and validate a cluster"),
     "workspace": Root("tau.cli.workspace", "Connect, inspect, create and adopt workspaces"),
     "run": Root("tau.cli.run", "Validate, render and submit a checked-in run config"),
+    "logs": Root("tau.cli.logs", "Print a run's logs, found across your workspaces"),
     "version": Root("tau.cli.version", "Print the installed CLI version"),
 }
 

@@ -145,12 +145,26 @@ def run(
             run_name=target if config and target else "",
             dry_run=dry_run,
         )
-        client_dry_run(loaded, overrides, output=output, project=project)
+        from tau.cli.run_lifecycle import connected_client_dry_run
+
+        if not connected_client_dry_run(
+            loaded, overrides, output=output, project=project, system_namespace=system_namespace
+        ):
+            client_dry_run(loaded, overrides, output=output, project=project)
         return
-    what = f"--dry-run={dry_run}" if dry_run else "submission"
-    raise UsageError(
-        f"{path} is valid, but {what} is not available yet in this build",
-        hint=f"use `tau run validate --config {path}` for the offline check",
+    from tau.cli.run_lifecycle import submit_run
+    from tau.resolve.layers import Overrides
+
+    overrides = Overrides(
+        namespace=namespace,
+        workspace=workspace,
+        context=context,
+        service_account=service_account,
+        run_name=target if config and target else "",
+        dry_run=dry_run,
+    )
+    submit_run(
+        loaded, overrides, project=project, system_namespace=system_namespace, config_path=path
     )
 
 
@@ -230,3 +244,8 @@ def _print_reference(rows: list) -> None:
 
 def _values(row) -> str:
     return ("values: " + ", ".join(row.values)) if row.values else ""
+
+
+from tau.cli import run_lifecycle  # noqa: E402  (subcommands live in their own module)
+
+run_lifecycle.register(app)

@@ -1,0 +1,44 @@
+"""`tau logs NAME`: a run's logs, found across your workspaces.
+
+Without --workspace/--context/-n, tau looks in the connected workspace first, then in every
+workspace connection cached on this machine; a name found in two places is refused until
+you choose one.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from tau.cli.options import context_option, namespace_option, workspace_option
+from tau.cli.run_lifecycle import _LOG, discover_logs
+
+app = typer.Typer(
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+
+@app.command(
+    help="Print a run's logs (Job pods, or a RayJob's driver via its head pod).\n\n"
+    "Examples:\n\n"
+    "  tau logs train-x1\n\n"
+    "  tau logs train-x1 -c main --previous --timestamps\n\n"
+    "  tau logs train-x1 --all-containers --prefix -f"
+)
+def logs(
+    name: str = typer.Argument(..., metavar="NAME", help="Run name."),
+    follow: bool = _LOG["follow"],
+    tail: int = _LOG["tail"],
+    container: str = _LOG["container"],
+    all_containers: bool = _LOG["all_containers"],
+    previous: bool = _LOG["previous"],
+    timestamps: bool = _LOG["timestamps"],
+    prefix: bool = _LOG["prefix"],
+    namespace: str = namespace_option(),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+) -> None:
+    from tau.lifecycle.logs import LogOptions
+
+    opts = LogOptions(container, all_containers, previous, timestamps, prefix, tail, follow)
+    discover_logs(name, opts, namespace=namespace, workspace=workspace, context=context)

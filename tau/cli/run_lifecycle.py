@@ -1,0 +1,382 @@
+"""`tau run status|list|logs|get|cancel|resume|history`: flags -> `tau.lifecycle` -> print.
+
+Registered on the `tau run` group by `register(app)`; heavy modules load inside each
+command so `tau run validate` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+import typer
+
+from tau.cli import local_run
+from tau.cli.options import context_option, namespace_option, workspace_option
+from tau.errors import RuntimeFailure, UsageError
+
+NAME = typer.Argument(..., metavar="NAME", help="Run name (the Job or RayJob name).")
+
+
+def _seconds(flag: str, value: str) -> float:
+    from tau.runconfig.durations import parse_duration
+
+    try:
+        seconds = float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
+    except ValueError:
+        raise UsageError(f"{flag} must be a duration such as 2s or 1m; got {value!r}") from None
+    if seconds <= 0:
+        raise UsageError(f"{flag} must be > 0")
+    return seconds
+
+
+def _target(context: str, namespace: str, workspace: str = "", project: str = ""):
+    from tau.lifecycle.target import resolve
+
+    return resolve(context=context, namespace=namespace, workspace=workspace, project=project)
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def _project(ctx: typer.Context) -> str:
+    return (ctx.parent.params.get("project") if ctx.parent else "") or ""
+
+
+def status(
+    ctx: typer.Context,
+    name: str = NAME,
+    namespace: str = namespace_option(),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+    run_profile: bool = typer.Option(
+        False, "--run-profile", help="Add current GPU telemetry from dcgm-exporter (read-only)."
+    ),
+    watch: bool = typer.Option(False, "--watch", help="Refresh until ready, failed or stopped."),
+    interval: str = typer.Option("2s", "--interval", help="Longest wait between refreshes."),
+    max_iterations: int = typer.Option(
+        0, "--max-iterations", help="Stop watching after N refreshes (0 = until done)."
+    ),
+    diagnostic_hints: bool = typer.Option(
+        False, "--diagnostic-hints", help="Print kubectl commands for deeper inspection."
+    ),
+    output: str = typer.Option("table", "-o", "--output", help="table or json."),
+    local: bool = local_run.LOCAL,
+) -> None:
+    """Show the ordered startup phases of a run and the first layer that is not done.
+
+    \b
+    Examples:
+      tau run status train-x1 --watch
+      tau run status train-x1 -o json | jq .phases
+      tau run status train-x1 --diagnostic-hints
+    """
+    if output not in ("table", "json"):
+        raise UsageError("--output must be table or json")
+    if diagnostic_hints and watch:
+        raise UsageError("--diagnostic-hints cannot be used with --watch")
+    if output == "json" and watch:
+        raise UsageError("--output json cannot be used with --watch; poll with -o json instead")
+    if diagnostic_hints and output == "json":
+        raise UsageError(
+            "--diagnostic-hints cannot be used with --output json; the JSON already carries "
+            "diagnostics"
+        )
+    if max_iterations < 0:
+        raise UsageError("--max-iterations must be >= 0")
+    seconds = _seconds("--interval", interval)
+    if local_run.routes(name, local):
+        return local_run.status(name, output, watch=watch)
+    from tau.cli.output import dump_json
+    from tau.lifecycle import phases as ph
+    from tau.lifecycle import status as st
+    from tau.lifecycle.snapshot import collect
+
+    target = _target(context, namespace, workspace, _project(ctx))
+    kube = target.client()
+
+    def fetch():
+        snap = collect(kube, target.namespace, name)
+        profile = None
+        if run_profile:
+            from tau.lifecycle.profile import run_profile as read_profile
+
+            profile = read_profile(kube, snap)
+        return snap, st.document(snap, target, profile=profile)
+
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    if not watch:
+        snap, doc = fetch()
+        if output == "json":
+            sys.stdout.write(dump_json(doc) + "\n")
+        else:
+            st.render(doc, console)
+            if diagnostic_hints:
+                console.print("\nDeep diagnostics (kubectl escape hatches):", markup=False)
+                for line in st.diagnostic_hints(snap, target):
+                    console.print(f"  {line}", markup=False)
+        if not snap.found:
+            raise RuntimeFailure(
+                f'no Job or RayJob "{name}" found in namespace "{target.namespace}"',
+                hint="list runs with `tau run list`",
+                owner="you: run name or namespace",
+            )
+        return
+    from tau.lifecycle.watch import wait_for_change
+
+    iteration = 0
+    while True:
+        iteration += 1
+        snap, doc = fetch()
+        if sys.stdout.isatty():
+            sys.stdout.write("\x1b[H\x1b[2J")
+        console.print(f"watching {target.namespace}/{name} every {interval}\n", markup=False)
+        st.render(doc, console)
+        phases = ph.build(snap)
+        if ph.watch_failed(snap):
+            raise RuntimeFailure(
+                f"startup phase failed for {target.namespace}/{name}",
+                hint=f"see `tau run status {name} --diagnostic-hints`",
+                owner=next((p.owner for p in phases if p.status == ph.WARNING and p.owner), ""),
+            )
+        if ph.watch_complete(snap, phases):
+            return
+        if max_iterations and iteration >= max_iterations:
+            return
+        wait_for_change(kube, snap, seconds)
+
+
+def list_(
+    namespace: str = namespace_option("Namespace to list (default: from the workspace)."),
+    context: str = context_option(),
+    queue: str = typer.Option("", "--queue", help="Only runs of this LocalQueue."),
+    include_external: bool = typer.Option(
+        False, "--include-external", help="Also batch Jobs not submitted by tau (SOURCE column)."
+    ),
+    output: str = typer.Option("table", "-o", "--output", help="table or json."),
+    local: bool = local_run.LOCAL,
+) -> None:
+    """List runs (Jobs and RayJobs) in a namespace, newest first."""
+    if output not in ("table", "json"):
+        raise UsageError("--output must be table or json")
+    if local:
+        return local_run.list_(output)
+    from tau.cli.output import dump_json, print_table
+    from tau.lifecycle.runs import list_runs
+
+    target = _target(context, namespace)
+    data = list_runs(
+        target.client(), target.namespace, queue=queue, include_external=include_external
+    )
+    if output == "json":
+        sys.stdout.write(dump_json(data) + "\n")
+        return
+    click.echo("History: live-only")
+    if not data["runs"]:
+        click.echo(f'No jobs found in namespace "{target.namespace}"')
+        return
+    columns = ["NAME", "KIND", "STATUS", "AGE"] + (["SOURCE"] if include_external else [])
+    rows = [
+        [r["name"], r["kind"], r["status"], r["age"]] + ([r["source"]] if include_external else [])
+        for r in data["runs"]
+    ]
+    print_table(columns, rows)
+
+
+def log_options() -> dict[str, Any]:
+    return {
+        "follow": typer.Option(False, "-f", "--follow", help="Stream new lines."),
+        "tail": typer.Option(200, "--tail", help="Lines per container (-1 = all)."),
+        "container": typer.Option("", "-c", "--container", help="Container to read."),
+        "all_containers": typer.Option(False, "--all-containers", help="Every container."),
+        "previous": typer.Option(False, "--previous", help="The previous (crashed) instance."),
+        "timestamps": typer.Option(False, "--timestamps", help="Prefix each line with its time."),
+        "prefix": typer.Option(False, "--prefix", help="Prefix lines with pod/container."),
+    }
+
+
+_LOG = log_options()
+
+
+def logs(
+    name: str = NAME,
+    follow: bool = _LOG["follow"],
+    tail: int = _LOG["tail"],
+    container: str = _LOG["container"],
+    all_containers: bool = _LOG["all_containers"],
+    previous: bool = _LOG["previous"],
+    timestamps: bool = _LOG["timestamps"],
+    prefix: bool = _LOG["prefix"],
+    namespace: str = namespace_option(),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+    local: bool = local_run.LOCAL,
+) -> None:
+    """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod."""
+    if local_run.routes(name, local):
+        return local_run.logs(name, tail=tail, follow=follow)
+    from tau.lifecycle.logs import LogOptions, streams, write_logs
+
+    opts = LogOptions(container, all_containers, previous, timestamps, prefix, tail, follow)
+    target = _target(context, namespace, workspace)
+    write_logs(streams(target.client(), target.namespace, name, opts), opts, click.echo)
+
+
+def discover_logs(
+    name: str,
+    opts: Any,
+    *,
+    namespace: str,
+    workspace: str,
+    context: str,
+) -> None:
+    """`tau logs`: with no route flags, search the connected workspace then cached ones."""
+    if local_run.routes(name, False):
+        return local_run.logs(name, tail=opts.tail, follow=opts.follow)
+    from tau.lifecycle.logs import discover, streams, write_logs
+    from tau.lifecycle.target import cached_targets
+
+    if context or namespace or workspace:
+        target = _target(context, namespace, workspace)
+    else:
+        try:
+            current = _target("", "")
+        except UsageError:
+            current = None
+        if current is not None and current.source == "kubeconfig":
+            cached = cached_targets()
+            target = discover(name, current, cached) if cached else current
+        else:
+            target = discover(name, current, cached_targets())
+    write_logs(streams(target.client(), target.namespace, name, opts), opts, click.echo)
+
+
+def cancel(
+    name: str = NAME,
+    namespace: str = namespace_option(),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+    wait: bool = typer.Option(
+        True, "--wait/--no-wait", help="Wait until no pod of the run holds a node."
+    ),
+    teardown_timeout: str = typer.Option("12m", "--teardown-timeout", help="Longest wait."),
+    interval: str = typer.Option("2s", "--interval", help="Poll interval while waiting."),
+    timeout: str = typer.Option("30s", "--timeout", help="MultiKueue manager cleanup wait."),
+    local: bool = local_run.LOCAL,
+) -> None:
+    """Stop a run: delete its Job/RayJob and headless Service; Kueue releases the quota."""
+    if local_run.routes(name, local):
+        return local_run.cancel(name)
+    from tau.lifecycle.runs import cancel as do_cancel
+
+    limit = _seconds("--teardown-timeout", teardown_timeout)
+    every = _seconds("--interval", interval)
+    _seconds("--timeout", timeout)
+    target = _target(context, namespace, workspace)
+    do_cancel(
+        target.client(),
+        target.namespace,
+        name,
+        wait=wait,
+        teardown_timeout=limit,
+        interval=every,
+        say=click.echo,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("status")(status)
+    app.command("list")(list_)
+    app.command("logs")(logs)
+    app.command("cancel")(cancel)
+    local_run.register(app)
+
+
+def submit_run(
+    loaded: Any, overrides: Any, *, project: str, system_namespace: str, config_path: Any
+) -> None:
+    """`tau run` without --dry-run=client: create (or server-validate) the workload."""
+    from tau.lifecycle.retry import policy_from, run_retries
+    from tau.lifecycle.submit import next_steps, prepare, render_objects, submit
+
+    prepared = prepare(
+        loaded,
+        overrides,
+        project=project,
+        argv=("tau", *sys.argv[1:]),
+        system_namespace=system_namespace,
+        say=_say,
+    )
+    if overrides.dry_run == "server":
+        submit(prepared, dry_run=True)
+        for obj in render_objects(prepared):
+            group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
+            kind = obj["kind"].lower() + (f".{group}" if group else "")
+            click.echo(f"{kind}/{obj['metadata']['name']} created (server dry run)")
+        return
+    submitted = submit(prepared)
+    verb = "recovered (same submission)" if submitted.reused else "submitted"
+    click.echo(f"{submitted.kind} {submitted.namespace}/{submitted.name} {verb}")
+    click.echo(f"Run name: {submitted.name}")
+    click.echo("Next:")
+    for line in next_steps(submitted, prepared.target):
+        click.echo(f"  {line}")
+    policy = policy_from(loaded.config, prepared.name)
+    if policy is not None:
+        run_retries(prepared, policy, say=_say)
+
+
+def connected_client_dry_run(
+    loaded: Any, overrides: Any, *, output: str, project: str, system_namespace: str
+) -> bool:
+    """In a connected repository, render with the live workspace and profile catalog.
+
+    Returns False (the caller renders offline) with a profile snapshot (the offline path by
+    design), without a connection descriptor, or when this machine has never connected the
+    repository (`tau workspace connection` records that).
+    """
+    from tau.resolve import localstate
+    from tau.resolve.discovery import DescriptorNotFound, discover_connection
+
+    policy = getattr(loaded.config, "policy", None)
+    if loaded.is_managed or (policy is not None and policy.workload_profile_snapshot):
+        return False
+    try:
+        source = discover_connection(loaded.base_dir, project=project)
+    except DescriptorNotFound:
+        return False
+    if localstate.load_state(localstate.state_path(source)) is None:
+        _say(
+            "note: this repository is not connected on this machine; rendering offline "
+            "(run `tau workspace connection` to render with the live workspace and profiles)"
+        )
+        return False
+    from tau.cli.dryrun import OUTPUTS, dump
+    from tau.lifecycle.submit import prepare, render_objects
+    from tau.render import redact_secrets
+    from tau.resolve.provenance import format_table
+
+    if output not in OUTPUTS:
+        raise UsageError("--output must be one of: yaml, json (for --dry-run=client)")
+    prepared = prepare(
+        loaded,
+        overrides,
+        project=project,
+        argv=("tau", *sys.argv[1:]),
+        system_namespace=system_namespace,
+        say=_say,
+    )
+    resolution = prepared.resolution
+    for note in resolution.notes:
+        _say(f"note: {note}")
+    rows = [
+        ("config hash", resolution.intent.provenance.config_hash[:12], "derived (config)"),
+        *resolution.provenance.rows(),
+    ]
+    click.echo(format_table(rows), err=True, nl=False)
+    sys.stdout.write(dump(redact_secrets(render_objects(prepared)), output))
+    return True

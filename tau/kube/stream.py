@@ -1,0 +1,126 @@
+"""Streaming reads: watches and pod logs.
+
+`KubeClient.request` decodes one JSON body; a watch is a stream of JSON lines and a log is
+plain text that may never end (`follow`). Both share the client's connection, credentials
+and typed errors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from tau.kube.client import KubeClient, _translate
+from tau.kube.errors import AccessError, UnavailableError
+from tau.kube.resources import PODS, Resource
+
+
+def _open(kube: KubeClient, path: str, query: list[tuple[str, str]], what: str, timeout: Any):
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    api = kube._client()
+    try:
+        _, url, headers, _, _ = api.param_serialize(
+            method="GET",
+            resource_path=path,
+            query_params=query,
+            header_params={"Accept": "application/json, */*"},
+            auth_settings=["BearerToken"],
+        )
+        response = api.call_api("GET", url, header_params=headers, _request_timeout=timeout)
+    except ApiException as error:
+        raise AccessError(
+            f"cannot {what} on {kube.target}: TLS or transport failure talking to {kube.host}",
+            hint=str(error.reason or "")[:200],
+        ) from None
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        raise UnavailableError(
+            f"cannot {what}: API server {kube.host} did not answer ({type(error).__name__})",
+            hint="check the cluster is running and reachable from this machine",
+        ) from None
+    if not 200 <= response.status < 300:
+        raise _translate(
+            response.status, response.read() or b"", what=what, target=kube.target, host=kube.host
+        )
+    return response.response
+
+
+def watch(
+    kube: KubeClient,
+    resource: Resource,
+    namespace: str = "",
+    *,
+    label_selector: str = "",
+    field_selector: str = "",
+    resource_version: str = "",
+    timeout_seconds: int = 30,
+) -> Iterator[dict[str, Any]]:
+    """Watch events (`{"type", "object"}`) until the server closes the stream after
+    `timeout_seconds`; one API request however many objects change."""
+    query = [("watch", "1"), ("timeoutSeconds", str(max(1, int(timeout_seconds))))]
+    if label_selector:
+        query.append(("labelSelector", label_selector))
+    if field_selector:
+        query.append(("fieldSelector", field_selector))
+    if resource_version:
+        query.append(("resourceVersion", resource_version))
+        query.append(("allowWatchBookmarks", "true"))
+    what = f"watch {resource.display}" + (f' in namespace "{namespace}"' if namespace else "")
+    raw = _open(kube, resource.path(namespace), query, what, (5, timeout_seconds + 5))
+    try:
+        for line in _lines(raw):
+            if line.strip():
+                yield json.loads(line)
+    finally:
+        raw.release_conn()
+
+
+def pod_log(
+    kube: KubeClient,
+    namespace: str,
+    pod: str,
+    *,
+    container: str = "",
+    tail: int = -1,
+    previous: bool = False,
+    timestamps: bool = False,
+    follow: bool = False,
+) -> Iterator[str]:
+    """Lines of one container's log (kubelet via the API server); endless with `follow`."""
+    query: list[tuple[str, str]] = []
+    if container:
+        query.append(("container", container))
+    if tail >= 0:
+        query.append(("tailLines", str(tail)))
+    for flag, value in (("previous", previous), ("timestamps", timestamps), ("follow", follow)):
+        if value:
+            query.append((flag, "true"))
+    what = f'read logs of pod "{pod}"' + (f' container "{container}"' if container else "")
+    what += f' in namespace "{namespace}"'
+    raw = _open(kube, PODS.path(namespace, pod, "log"), query, what, None if follow else (5, 60))
+    try:
+        yield from _lines(raw)
+    finally:
+        raw.release_conn()
+
+
+def _lines(raw: Any) -> Iterator[str]:
+    pending = b""
+    for chunk in raw.stream(4096, decode_content=True):
+        pending += chunk
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8", "replace")
+    if pending:
+        yield pending.decode("utf-8", "replace")
+
+
+def get_text(kube: KubeClient, path: str, what: str) -> str:
+    """GET a plain-text endpoint (e.g. a pod's metrics through the API server proxy)."""
+    raw = _open(kube, path, [], what, (5, 30))
+    try:
+        return raw.read().decode("utf-8", "replace")
+    finally:
+        raw.release_conn()

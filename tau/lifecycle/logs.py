@@ -1,0 +1,213 @@
+"""Run logs: every pod of a batch Job, or a RayJob's driver through its head pod.
+
+`tau logs NAME` also finds the run for you: the connected workspace first, then every
+cached workspace connection on this machine; two matches are ambiguous and the command asks
+for `--workspace` or `--context/-n` instead of guessing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tau.errors import RuntimeFailure, TauError, UsageError
+from tau.kube import KubeClient, KubeError, NotFoundError
+from tau.kube.resources import JOBS, PODS, RAY_JOBS
+from tau.kube.stream import pod_log
+from tau.lifecycle import objects as o
+from tau.lifecycle.target import Target
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    container: str = ""
+    all_containers: bool = False
+    previous: bool = False
+    timestamps: bool = False
+    prefix: bool = False
+    tail: int = 200
+    follow: bool = False
+
+
+def _containers(pod: dict[str, Any], opts: LogOptions) -> list[str]:
+    spec = pod.get("spec") or {}
+    init = [c["name"] for c in spec.get("initContainers") or []]
+    main = [c["name"] for c in spec.get("containers") or []]
+    if opts.container:
+        if opts.container not in init + main:
+            raise UsageError(
+                f'container "{opts.container}" is not in pod {o.name(pod)} '
+                f"(containers: {', '.join(init + main)})",
+                owner="you: -c/--container",
+            )
+        return [opts.container]
+    if opts.all_containers:
+        return init + main
+    default = ((pod.get("metadata") or {}).get("annotations") or {}).get(
+        "kubectl.kubernetes.io/default-container"
+    )
+    return [default or main[0]]
+
+
+def _get(kube: KubeClient, resource, name: str, namespace: str) -> dict[str, Any] | None:
+    try:
+        return kube.get_or_none(resource, name, namespace)
+    except NotFoundError:
+        return None
+
+
+def find(kube: KubeClient, namespace: str, name: str) -> tuple[str, dict[str, Any]] | None:
+    job = _get(kube, JOBS, name, namespace)
+    if job is not None:
+        return "Job", job
+    rayjob = _get(kube, RAY_JOBS, name, namespace)
+    return ("RayJob", rayjob) if rayjob is not None else None
+
+
+def streams(
+    kube: KubeClient, namespace: str, name: str, opts: LogOptions
+) -> list[tuple[str, Callable[[], Iterator[str]]]]:
+    """(prefix, line iterator factory) for every container to read."""
+    found = find(kube, namespace, name)
+    if found is None:
+        raise RuntimeFailure(
+            f'no Job or RayJob "{name}" found in namespace "{namespace}"',
+            hint=f"list runs with `tau run list -n {namespace} --include-external`",
+            owner="you: run name or namespace",
+        )
+    kind, obj = found
+    if kind == "RayJob":
+        return _ray_streams(kube, namespace, name, obj, opts)
+    pods = sorted(
+        kube.list(PODS, namespace, label_selector=f"job-name={name}"), key=lambda p: o.name(p)
+    )
+    if not pods:
+        raise RuntimeFailure(
+            f"Job {namespace}/{name} has no pods yet (or they were cleaned up)",
+            hint=f"see `tau run status {name} -n {namespace}` for where it is waiting",
+            owner="",
+        )
+    result = []
+    for pod in pods:
+        for container in _containers(pod, opts):
+            result.append(
+                (
+                    f"[pod/{o.name(pod)}/{container}] ",
+                    _reader(kube, namespace, pod, container, opts),
+                )
+            )
+    return result
+
+
+def _reader(
+    kube: KubeClient, namespace: str, pod: dict[str, Any], container: str, opts: LogOptions
+):
+    def read() -> Iterator[str]:
+        return pod_log(
+            kube,
+            namespace,
+            o.name(pod),
+            container=container,
+            tail=opts.tail,
+            previous=opts.previous,
+            timestamps=opts.timestamps,
+            follow=opts.follow,
+        )
+
+    return read
+
+
+def _ray_streams(kube, namespace, name, rayjob, opts):
+    st = o.status(rayjob)
+    if not st.get("jobId"):
+        raise RuntimeFailure(
+            f"RayJob {namespace}/{name} has not reported status.jobId yet",
+            hint=f"follow startup with `tau run status {name} --watch -n {namespace}`",
+        )
+    cluster = st.get("rayClusterName")
+    if not cluster:
+        raise RuntimeFailure(f"RayJob {namespace}/{name} has no rayClusterName yet")
+    heads = kube.list(
+        PODS, namespace, label_selector=f"ray.io/cluster={cluster},ray.io/node-type=head"
+    )
+    if not heads:
+        raise RuntimeFailure(
+            f"head pod not found for RayJob {name}",
+            hint="KubeRay deletes the RayCluster when the job ends (shutdownAfterJobFinishes)",
+        )
+    head = heads[0]
+    container = opts.container or (head.get("spec") or {}).get("containers", [{}])[0].get(
+        "name", ""
+    )
+    return [(f"[pod/{o.name(head)}/{container}] ", _reader(kube, namespace, head, container, opts))]
+
+
+def write_logs(
+    sources: list[tuple[str, Callable[[], Iterator[str]]]],
+    opts: LogOptions,
+    out: Callable[[str], None],
+) -> None:
+    if opts.tail == 0 and not opts.follow:
+        return
+    prefix = opts.prefix or (len(sources) > 1 and opts.all_containers)
+    if not opts.follow:
+        for label, read in sources:
+            for line in read():
+                out((label if prefix else "") + line)
+        return
+    lock = threading.Lock()
+    errors: list[TauError] = []
+
+    def pump(label: str, read) -> None:
+        try:
+            for line in read():
+                with lock:
+                    out((label if prefix else "") + line)
+        except TauError as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=pump, args=src, daemon=True) for src in sources]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def discover(name: str, current: Target | None, cached: list[Target]) -> Target:
+    """The one target holding run `name`: the connected workspace, then cached connections."""
+    if current is not None:
+        try:
+            if find(current.client(), current.namespace, name) is not None:
+                return current
+        except KubeError:
+            pass
+    hits = []
+    for target in cached:
+        if current is not None and (target.context, target.namespace) == (
+            current.context,
+            current.namespace,
+        ):
+            continue
+        try:
+            if find(target.client(), target.namespace, name) is not None:
+                hits.append(target)
+        except KubeError:
+            continue
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        where = f'namespace "{current.namespace}"' if current else "no connected workspace"
+        raise RuntimeFailure(
+            f'run "{name}" was not found in {where} nor in any cached workspace connection',
+            hint="pass --context and -n for a run outside your workspaces",
+            owner="you: run name or route",
+        )
+    shown = ", ".join(f"{t.workspace or '-'} ({t.context}/{t.namespace})" for t in hits)
+    raise UsageError(
+        f'run "{name}" exists in several workspaces: {shown}',
+        hint="choose one with --workspace, or with --context and -n",
+    )

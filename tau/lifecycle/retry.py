@@ -1,0 +1,255 @@
+"""Automatic retry (`resilience.*`): wait for the terminal state, classify, back off, resubmit.
+
+Only the classes listed in `retry_on` are retried and `Unknown` never is; every decision is
+printed and recorded as a Kubernetes Event on the workload, so a retried run keeps the root
+cause of each attempt visible.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from tau.errors import RuntimeFailure
+from tau.kube import AuthorizationError, ConflictError, KubeClient, KubeError
+from tau.kube.deletion import delete
+from tau.kube.resources import JOBS, RAY_JOBS
+from tau.kube.runtypes import EVENTS, SERVICES
+from tau.lifecycle import phases as ph
+from tau.lifecycle.classify import (
+    RETRY_ON_DEFAULT,
+    Failure,
+    backoff,
+    classify,
+    format_duration,
+    retry_env,
+    signature,
+)
+from tau.lifecycle.snapshot import Snapshot, collect
+from tau.lifecycle.watch import wait_for_change
+
+DEFAULT_CHECKPOINT_ROOT = "/data/checkpoints/finetunes"
+POLL_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int
+    retry_on: tuple[str, ...]
+    backoff_initial: float
+    backoff_max: float
+    checkpoint: str
+
+    def allows(self, failure: Failure) -> bool:
+        return failure.retryable and str(failure).lower() in {r.lower() for r in self.retry_on}
+
+
+def policy_from(config: Any, name: str) -> RetryPolicy | None:
+    """The run config's retry policy, or None when retries are off."""
+    from tau.runconfig.durations import parse_duration
+
+    block = getattr(config, "resilience", None)
+    if block is None or not block.max_retries or block.max_retries <= 0:
+        return None
+    initial = parse_duration(block.backoff_initial) if block.backoff_initial else 0
+    maximum = parse_duration(block.backoff_max) if block.backoff_max else 0
+    return RetryPolicy(
+        max_retries=block.max_retries,
+        retry_on=tuple(block.retry_on or RETRY_ON_DEFAULT),
+        backoff_initial=initial if initial > 0 else 30.0,
+        backoff_max=maximum if maximum > 0 else 300.0,
+        checkpoint=block.checkpoint_path or f"{DEFAULT_CHECKPOINT_ROOT}/{name}",
+    )
+
+
+def terminal(snap: Snapshot) -> bool:
+    return ph.primary_succeeded(snap) or ph.primary_failed(snap)
+
+
+def wait_terminal(kube: KubeClient, namespace: str, name: str, poll: float = POLL_SECONDS):
+    while True:
+        snap = collect(kube, namespace, name)
+        if terminal(snap):
+            return snap
+        if not snap.found:
+            raise RuntimeFailure(
+                f"workload {namespace}/{name} disappeared while tau was watching it "
+                "(cancelled?); retries stopped",
+                owner="",
+            )
+        wait_for_change(kube, snap, poll)
+
+
+def emit_event(
+    kube: KubeClient, snap: Snapshot, event_name: str, reason: str, message: str, say
+) -> None:
+    owner = snap.rayjob if snap.rayjob is not None else snap.job
+    if owner is None:
+        return
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": event_name, "namespace": snap.namespace},
+        "involvedObject": {
+            "apiVersion": owner.get("apiVersion", ""),
+            "kind": owner.get("kind", ""),
+            "name": snap.name,
+            "namespace": snap.namespace,
+            "uid": owner["metadata"].get("uid", ""),
+        },
+        "type": "Normal",
+        "reason": reason,
+        "action": "Retry",
+        "message": message,
+        "reportingComponent": "tau-cli",
+        "reportingInstance": "tau-cli",
+        "source": {"component": "tau-cli"},
+        "count": 1,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+    }
+    try:
+        try:
+            kube.create(EVENTS, event, snap.namespace)
+        except ConflictError:
+            update = {k: event[k] for k in ("involvedObject", "message", "lastTimestamp")}
+            kube.patch(EVENTS, event_name, update, snap.namespace)
+    except KubeError as error:
+        say(f"warning: could not record Event {event_name}: {error.one_line()}")
+
+
+def delete_workload(kube: KubeClient, namespace: str, name: str, timeout: float = 120) -> None:
+    """Delete the Job/RayJob (+ headless Service) and wait until the name is free again."""
+    for resource, object_name in ((RAY_JOBS, name), (JOBS, name), (SERVICES, f"{name}-headless")):
+        try:
+            delete(kube, resource, object_name, namespace)
+        except AuthorizationError:
+            if resource is not SERVICES:  # the Job owns its Service; GC removes it
+                raise
+        except KubeError as error:
+            if not getattr(error, "resource_missing", False):
+                raise
+    deadline = time.monotonic() + timeout
+    while True:
+        snap = collect(kube, namespace, name)
+        if not snap.found:
+            return
+        if time.monotonic() >= deadline:
+            raise RuntimeFailure(
+                f"deleting workload for retry: {namespace}/{name} still exists after {timeout:g}s"
+            )
+        wait_for_change(kube, snap, 2)
+
+
+def countdown(seconds: float, sleep: Callable[[float], None], say) -> None:
+    """A visible countdown on a terminal; one line otherwise."""
+    if not sys.stderr.isatty() or seconds < 2:
+        sleep(seconds)
+        return
+    remaining = seconds
+    while remaining > 0:
+        sys.stderr.write(f"\r  retrying in {format_duration(remaining)} ")
+        sys.stderr.flush()
+        step = min(1.0, remaining)
+        sleep(step)
+        remaining -= step
+    sys.stderr.write("\r" + " " * 30 + "\r")
+
+
+def run_retries(
+    prepared: Any,
+    policy: RetryPolicy,
+    *,
+    say: Callable[[str], None],
+    sleep: Callable[[float], None] = time.sleep,
+    poll: float = POLL_SECONDS,
+) -> None:
+    from tau.lifecycle.submit import submit, with_attempt
+
+    kube, namespace, name = prepared.kube, prepared.namespace, prepared.name
+    say(
+        f"resilience: watching {namespace}/{name} (max {policy.max_retries} retries, "
+        f"retry on: {', '.join(policy.retry_on)})"
+    )
+    attempt, last = 0, ""
+    base_env = prepared.intent.env
+    while True:
+        snap = wait_terminal(kube, namespace, name, poll)
+        if ph.primary_succeeded(snap):
+            if attempt:
+                emit_event(
+                    kube,
+                    snap,
+                    f"{name}-retry-succeeded-{attempt}",
+                    "RayJobRetrySucceeded",
+                    f"submission_id={name} recovered_after_attempt={attempt} "
+                    f"last_failure={last or 'unknown'} signature={last or 'unknown'}",
+                    say,
+                )
+            say(f"workload {namespace}/{name} completed successfully")
+            return
+        failure = classify(snap)
+        sig = signature(snap, failure)
+        if not policy.allows(failure):
+            raise RuntimeFailure(
+                f"workload {namespace}/{name} failed ({failure}) — not in retry_on list "
+                f"[{', '.join(policy.retry_on)}]",
+                hint=f"inspect `tau run status {name} -n {namespace}` and `tau run logs {name}`"
+                + ("; Unknown failures are never retried" if failure is Failure.UNKNOWN else ""),
+                owner="researcher" if failure is not Failure.UNKNOWN else "",
+            )
+        attempt += 1
+        if attempt > policy.max_retries:
+            emit_event(
+                kube,
+                snap,
+                f"{name}-retries-exhausted-{policy.max_retries}",
+                "RayJobRetriesExhausted",
+                f"submission_id={name} retries_exhausted={policy.max_retries} "
+                f"final_failure={failure} signature={sig}",
+                say,
+            )
+            raise RuntimeFailure(
+                f"workload {namespace}/{name} exhausted all {policy.max_retries} retries "
+                f"(last failure: {failure})",
+                hint="if retries keep failing the same way, check node health with "
+                "`tau cluster validate nodes`",
+            )
+        delay = backoff(attempt, policy.backoff_initial, policy.backoff_max)
+        say(
+            f"attempt {attempt}/{policy.max_retries} failed ({failure}) — retrying in "
+            f"{format_duration(delay)}"
+        )
+        countdown(delay, sleep, say)
+        emit_event(
+            kube,
+            snap,
+            f"{name}-retry-{attempt}",
+            "RayJobAttempt",
+            f"submission_id={name} attempt={attempt}/{policy.max_retries} failure={failure} "
+            f"signature={sig}",
+            say,
+        )
+        say(f"deleting failed workload {namespace}/{name}...")
+        delete_workload(kube, namespace, name)
+        env = retry_env(
+            base_env,
+            checkpoint=policy.checkpoint,
+            attempt=attempt,
+            maximum=policy.max_retries,
+            reason=str(failure),
+        )
+        try:
+            submit(with_attempt(prepared, env))
+        except RuntimeFailure as error:
+            raise RuntimeFailure(
+                f"submitting retry {attempt}/{policy.max_retries}: {error.one_line()}",
+                owner=error.owner,
+            ) from None
+        say(f"retry {attempt}/{policy.max_retries} submitted, watching...")
+        last = str(failure)

@@ -1,0 +1,210 @@
+"""One read of everything that decides a run's state: Job, RayJob, Kueue Workloads, pods,
+ResourceClaims and events.
+
+The number of API requests is bounded by the kinds of objects, never by the number of pods:
+pods, workloads, claims and events are listed with selectors (one request each), so a
+256-pod Indexed Job costs the same as a 2-pod one. Individual reads are soft: a failure is
+recorded as an observation and the snapshot stays usable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau import keys
+from tau.kube import KubeClient, KubeError, NotFoundError
+from tau.kube.resources import JOBS, PODS, RAY_JOBS, WORKLOADS
+from tau.kube.runtypes import ADMISSION_CHECKS, EVENTS, RESOURCE_CLAIMS
+
+KUEUE_JOB_UID = "kueue.x-k8s.io/job-uid"
+JOB_NAME = "job-name"
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+
+
+@dataclass
+class Snapshot:
+    name: str
+    namespace: str
+    job: dict[str, Any] | None = None
+    rayjob: dict[str, Any] | None = None
+    workloads: list[dict[str, Any]] = field(default_factory=list)
+    check_controllers: dict[str, str] = field(default_factory=dict)  # "" = lookup failed
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    pods_observed: bool = False
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    observations: dict[str, str] = field(default_factory=dict)
+    requests: int = 0
+
+    @property
+    def found(self) -> bool:
+        return self.job is not None or self.rayjob is not None
+
+    @property
+    def primary_rayjob(self) -> dict[str, Any] | None:
+        """The RayJob counts only when no batch Job of the same name exists."""
+        return self.rayjob if self.job is None else None
+
+    @property
+    def ray_cluster_name(self) -> str:
+        rayjob = self.primary_rayjob
+        return str(((rayjob or {}).get("status") or {}).get("rayClusterName") or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The recorded form (unit tests replay these)."""
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "job": self.job,
+            "rayjob": self.rayjob,
+            "workloads": self.workloads,
+            "checkControllers": self.check_controllers,
+            "pods": self.pods,
+            "podsObserved": self.pods_observed,
+            "claims": self.claims,
+            "events": self.events,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+        return cls(
+            name=data["name"],
+            namespace=data["namespace"],
+            job=data.get("job"),
+            rayjob=data.get("rayjob"),
+            workloads=list(data.get("workloads") or []),
+            check_controllers=dict(data.get("checkControllers") or {}),
+            pods=list(data.get("pods") or []),
+            pods_observed=bool(data.get("podsObserved", bool(data.get("pods")))),
+            claims=list(data.get("claims") or []),
+            events=list(data.get("events") or []),
+        )
+
+
+class _Reader:
+    def __init__(self, kube: KubeClient, snapshot: Snapshot) -> None:
+        self.kube = kube
+        self.snap = snapshot
+
+    def get(self, what: str, resource, name: str, namespace: str) -> dict[str, Any] | None:
+        self.snap.requests += 1
+        try:
+            obj = self.kube.get(resource, name, namespace)
+        except NotFoundError as error:
+            self.snap.observations[what] = (
+                "resource type is not installed" if error.resource_missing else "notFound"
+            )
+            return None
+        except KubeError as error:
+            self.snap.observations[what] = f"unavailable: {error.one_line()}"
+            return None
+        self.snap.observations[what] = "observed"
+        return obj
+
+    def list(self, what: str, resource, namespace: str, selector: str = "") -> list | None:
+        self.snap.requests += 1
+        try:
+            items = self.kube.list(resource, namespace, label_selector=selector)
+        except NotFoundError as error:
+            if error.resource_missing:
+                self.snap.observations[what] = "resource type is not installed"
+                return None
+            raise
+        except KubeError as error:
+            self.snap.observations[what] = f"unavailable: {error.one_line()}"
+            return None
+        self.snap.observations[what] = "observed"
+        return items
+
+
+def collect(kube: KubeClient, namespace: str, name: str) -> Snapshot:
+    snap = Snapshot(name=name, namespace=namespace)
+    read = _Reader(kube, snap)
+    snap.job = read.get("job", JOBS, name, namespace)
+    snap.rayjob = read.get("rayjob", RAY_JOBS, name, namespace)
+    _workloads(read, snap)
+    _pods(read, snap)
+    _claims(read, snap)
+    _events(read, snap)
+    return snap
+
+
+def _workloads(read: _Reader, snap: Snapshot) -> None:
+    found = read.list("workloads", WORKLOADS, snap.namespace, f"{keys.JOB}={snap.name}") or []
+    for owner in (snap.job, snap.rayjob):
+        if found or owner is None:
+            continue
+        uid = owner["metadata"].get("uid", "")
+        found = read.list("workloads", WORKLOADS, snap.namespace, f"{KUEUE_JOB_UID}={uid}") or []
+    snap.workloads = sorted(found, key=lambda w: w["metadata"]["name"])
+    names = sorted(
+        {
+            check.get("name", "")
+            for wl in snap.workloads
+            for check in (wl.get("status") or {}).get("admissionChecks") or []
+        }
+        - {""}
+    )
+    for check in names:
+        obj = read.get(f"admissioncheck/{check}", ADMISSION_CHECKS, check, "")
+        snap.check_controllers[check] = str(
+            ((obj or {}).get("spec") or {}).get("controllerName") or ""
+        )
+
+
+def _pods(read: _Reader, snap: Snapshot) -> None:
+    selectors = [f"{JOB_NAME}={snap.name}", f"{keys.JOB}={snap.name}"]
+    if snap.ray_cluster_name:
+        selectors.append(f"{keys.RAY_CLUSTER}={snap.ray_cluster_name}")
+    seen: dict[str, dict[str, Any]] = {}
+    for selector in selectors:
+        items = read.list(f"pods {selector}", PODS, snap.namespace, selector)
+        if items is None:
+            continue
+        snap.pods_observed = True
+        for pod in items:
+            seen.setdefault(pod["metadata"]["name"], pod)
+    snap.pods = [seen[name] for name in sorted(seen)]
+
+
+def claim_names(pods: list[dict[str, Any]]) -> list[str]:
+    names = set()
+    for pod in pods:
+        statuses = {
+            s.get("name"): s.get("resourceClaimName")
+            for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+        }
+        for ref in (pod.get("spec") or {}).get("resourceClaims") or []:
+            name = ref.get("resourceClaimName") or statuses.get(ref.get("name"))
+            if name:
+                names.add(name)
+    return sorted(names)
+
+
+def _claims(read: _Reader, snap: Snapshot) -> None:
+    wanted = set(claim_names(snap.pods))
+    if not wanted:
+        return
+    items = read.list("resourceclaims", RESOURCE_CLAIMS, snap.namespace) or []
+    snap.claims = [c for c in items if c["metadata"]["name"] in wanted]
+
+
+def _events(read: _Reader, snap: Snapshot) -> None:
+    items = read.list("events", EVENTS, snap.namespace) or []
+    related = {snap.name, snap.ray_cluster_name}
+    related |= {w["metadata"]["name"] for w in snap.workloads}
+    related |= {p["metadata"]["name"] for p in snap.pods}
+    related |= {c["metadata"]["name"] for c in snap.claims}
+    related.discard("")
+    events = [e for e in items if (e.get("involvedObject") or {}).get("name") in related]
+    snap.events = sorted(events, key=event_time)
+
+
+def event_time(event: dict[str, Any]) -> str:
+    return str(
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or (event.get("metadata") or {}).get("creationTimestamp")
+        or ""
+    )

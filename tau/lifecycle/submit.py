@@ -1,0 +1,308 @@
+"""Connected submission: workspace connection → Ready TauWorkspace → ready TauCluster profile
+→ render → create.
+
+There is no bypass: every submission re-reads the TauWorkspace (cached readiness evidence
+only spares the connection review, never this check) and selects a workload profile from
+the TauCluster fail-closed. Objects are created, never applied: an existing object of the
+same name is reused only when it carries this submission's id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tau import keys
+from tau.errors import RuntimeFailure, UsageError
+from tau.kube import ConflictError, KubeClient, NotFoundError, UnavailableError
+from tau.kube.deletion import delete
+from tau.kube.resources import JOBS, LOCAL_QUEUES, RAY_JOBS, Resource
+from tau.kube.runtypes import SERVICES
+from tau.lifecycle.target import Target, interaction
+from tau.workspace.verify import READINESS, LayerFailure, read_workspace, readiness_problem
+
+PLATFORM = "platform operator (TauWorkspace)"
+KINDS: dict[str, Resource] = {"Job": JOBS, "RayJob": RAY_JOBS, "Service": SERVICES}
+
+
+@dataclass
+class Prepared:
+    """Everything needed to (re)submit one run: retries re-render from here."""
+
+    loaded: Any
+    resolution: Any
+    kube: KubeClient
+    target: Target
+    system_namespace: str
+
+    @property
+    def intent(self) -> Any:
+        return self.resolution.intent
+
+    @property
+    def name(self) -> str:
+        return self.intent.name
+
+    @property
+    def namespace(self) -> str:
+        return self.intent.namespace
+
+
+@dataclass
+class Submitted:
+    name: str
+    namespace: str
+    kind: str
+    submission_id: str
+    reused: bool = False
+
+
+def new_submission_id() -> str:
+    return uuid.uuid4().hex
+
+
+def workspace_layer(obj: dict[str, Any]):
+    """The TauWorkspace's published defaults as a resolution layer."""
+    from tau.resolve.layers import WorkspaceLayer
+
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    meta = obj.get("metadata") or {}
+    defaults = spec.get("defaults") or {}
+    identity = spec.get("workloadIdentity") or {}
+    namespace = (
+        (status.get("target") or {}).get("resolvedNamespace")
+        or (spec.get("target") or {}).get("namespace")
+        or meta.get("name")
+    )
+    return WorkspaceLayer(
+        name=meta.get("name", ""),
+        namespace=namespace,
+        queue=(status.get("queue") or {}).get("localQueue") or spec.get("queue"),
+        priority_tier=defaults.get("priority"),
+        output_root=defaults.get("outputRoot"),
+        service_account=identity.get("serviceAccountName"),
+        workload_identity=bool(identity),
+        retention_seconds=defaults.get("ttlSecondsAfterFinished"),
+        workspace_id=meta.get("uid"),
+    )
+
+
+def _connect(loaded: Any, overrides: Any, project: str) -> tuple[KubeClient, Target, Any, str, str]:
+    """(client, target, descriptor layer, workspace name, system namespace)."""
+    from tau.resolve.discovery import DescriptorNotFound, discover_connection
+    from tau.resolve.layers import DescriptorLayer
+    from tau.workspace.connect import connect
+
+    try:
+        source = discover_connection(loaded.base_dir, project=project)
+    except DescriptorNotFound:
+        source = None
+    policy = getattr(loaded.config, "policy", None)
+    workspace = overrides.workspace or (getattr(policy, "workspace", None) or "")
+    if source is None:
+        if not overrides.context or not workspace:
+            raise UsageError(
+                "submission needs a workspace connection: no tau/workspace.connection.yaml or "
+                "local assignment was found",
+                hint="run `tau workspace connection assign WORKSPACE --context CTX`, or pass "
+                "--context and --workspace",
+                owner="researcher: repository connection",
+            )
+        kube = KubeClient(None, overrides.context)
+        target = Target(None, overrides.context, "", workspace, "--context")
+        return kube, target, None, workspace, ""
+    conn = connect(source, interaction(), use_cache=True)
+    descriptor = source.descriptor
+    layer = DescriptorLayer(source.shown, descriptor.workspace, descriptor.context_name)
+    context = overrides.context or conn.context
+    kubeconfig = str(conn.kubeconfig) if context == conn.context else None
+    kube = KubeClient(kubeconfig, context)
+    target = Target(kubeconfig, context, "", descriptor.workspace, "connection")
+    return kube, target, layer, workspace or descriptor.workspace, descriptor.system_namespace
+
+
+def prepare(
+    loaded: Any,
+    overrides: Any,
+    *,
+    project: str = "",
+    argv: tuple[str, ...] = (),
+    system_namespace: str = "tau-system",
+    say: Callable[[str], None] = lambda _: None,
+) -> Prepared:
+    import os
+
+    from tau.profiles.live import read_profile_set
+    from tau.resolve.layers import ConfigLayer, resolve_run
+    from tau.resolve.profile import profile_layer
+    from tau.resolve.request import git_head
+
+    if loaded.is_managed or loaded.config.is_managed_dispatch:
+        raise UsageError(
+            f"{loaded.path}: managed workflow configs are submitted by the Tau Python SDK "
+            "workflow path, which this build does not support",
+            hint="use a direct run config (engine: job or rayjob)",
+        )
+    kube, target, descriptor, workspace, descriptor_system = _connect(loaded, overrides, project)
+    system = descriptor_system or system_namespace
+    obj = read_workspace(kube, workspace, system)
+    problem = readiness_problem(obj)
+    if problem:
+        raise LayerFailure(
+            READINESS,
+            problem,
+            hint=f"see `tau workspace status {workspace}`; resubmitting cannot fix this",
+        )
+    ws = workspace_layer(obj)
+    policy = loaded.config.policy
+    namespace = overrides.namespace or (policy.namespace if policy else None) or ws.namespace
+    selection = read_profile_set(kube).select(
+        policy.profile if policy else None,
+        namespace=namespace,
+        team=policy.team if policy else None,
+        lane=policy.lane if policy else None,
+    )
+    resolution = resolve_run(
+        ConfigLayer(loaded),
+        overrides=overrides,
+        descriptor=descriptor,
+        workspace=ws,
+        profile=profile_layer(selection),
+        env=os.environ,
+        code_sha=git_head(loaded.base_dir),
+        argv=argv,
+        submission_id=None if overrides.dry_run else new_submission_id(),
+    )
+    for warning in resolution.warnings:
+        say(f"warning: {warning}")
+    intent = resolution.intent
+    _check_local_queue(kube, intent.placement.queue, intent.namespace)
+    target = replace(target, namespace=intent.namespace)
+    return Prepared(loaded, resolution, kube, target, system)
+
+
+def _check_local_queue(kube: KubeClient, queue: str, namespace: str) -> None:
+    try:
+        kube.get(LOCAL_QUEUES, queue, namespace)
+    except NotFoundError as error:
+        if error.resource_missing:
+            raise LayerFailure(
+                READINESS,
+                "Kueue is not installed on this cluster (no localqueues.kueue.x-k8s.io)",
+                hint="install TauGrid with `tau cluster install`",
+            ) from None
+        raise LayerFailure(
+            READINESS,
+            f'LocalQueue "{queue}" does not exist in namespace "{namespace}"; Kueue would '
+            "never admit the workload",
+            hint="the platform restores the workspace LocalQueue (see `tau workspace status`)",
+        ) from None
+
+
+def with_attempt(prepared: Prepared, env: tuple[tuple[str, str], ...]) -> Prepared:
+    """The same run with new env and a fresh submission id (retries and resume)."""
+    intent = prepared.intent
+    provenance = replace(intent.provenance, submission_id=new_submission_id())
+    resolution = replace(
+        prepared.resolution, intent=replace(intent, env=env, provenance=provenance)
+    )
+    return replace(prepared, resolution=resolution)
+
+
+def render_objects(prepared: Prepared) -> list[dict[str, Any]]:
+    """Rendered objects in creation order: the workload first, then what it owns."""
+    from tau.render import render
+
+    objects = render(prepared.intent)
+    return sorted(objects, key=lambda obj: obj["kind"] not in ("Job", "RayJob"))
+
+
+def submit(prepared: Prepared, *, dry_run: bool = False) -> Submitted:
+    objects = render_objects(prepared)
+    kube, namespace = prepared.kube, prepared.namespace
+    workload, owned = objects[0], objects[1:]
+    resource = KINDS[workload["kind"]]
+    name = workload["metadata"]["name"]
+    submission = prepared.intent.provenance.submission_id or ""
+    if dry_run:
+        for obj in objects:
+            _dry_run(kube, obj, namespace)
+        return Submitted(name, namespace, workload["kind"], "")
+    created, reused = _create(kube, resource, workload, namespace, submission)
+    owner = {
+        "apiVersion": created["apiVersion"],
+        "kind": created["kind"],
+        "name": name,
+        "uid": created["metadata"]["uid"],
+    }
+    try:
+        for obj in owned:
+            obj = {**obj, "metadata": {**obj["metadata"], "ownerReferences": [owner]}}
+            try:
+                kube.create(KINDS[obj["kind"]], obj, namespace)
+            except ConflictError:
+                if not reused:
+                    raise
+    except RuntimeFailure as error:
+        if not reused:
+            delete(kube, resource, name, namespace)
+        raise RuntimeFailure(
+            f"creating the objects owned by {workload['kind']} {namespace}/{name} failed; "
+            f"the {workload['kind']} was rolled back: {error.one_line()}",
+            owner=error.owner,
+        ) from None
+    return Submitted(name, namespace, workload["kind"], submission, reused)
+
+
+def _dry_run(kube: KubeClient, obj: dict[str, Any], namespace: str) -> None:
+    name = obj["metadata"]["name"]
+    try:
+        kube.create(KINDS[obj["kind"]], obj, namespace, dry_run=True)
+    except ConflictError:
+        raise RuntimeFailure(
+            f'{obj["kind"]} "{name}" already exists in namespace "{namespace}"; a new '
+            "submission with this name would collide",
+            hint=f"inspect it with `tau run status {name} -n {namespace}`, then cancel or resume "
+            "it, or choose a new name",
+            owner="researcher: run name",
+        ) from None
+
+
+def _create(
+    kube: KubeClient, resource: Resource, obj: dict[str, Any], namespace: str, submission: str
+) -> tuple[dict[str, Any], bool]:
+    """Create; an existing object is ours only if it carries this submission id."""
+    name = obj["metadata"]["name"]
+    try:
+        return kube.create(resource, obj, namespace), False
+    except (ConflictError, UnavailableError) as error:
+        existing = kube.get_or_none(resource, name, namespace)
+        if existing is None:
+            raise
+        found = ((existing.get("metadata") or {}).get("annotations") or {}).get(
+            keys.SUBMISSION_ID, ""
+        )
+        if found and found == submission:
+            return existing, True
+        if isinstance(error, UnavailableError):
+            raise
+        raise RuntimeFailure(
+            f'{resource.kind} "{name}" already exists in namespace "{namespace}" from another '
+            "submission and will not be reused",
+            hint=f"choose a new name, or cancel the old run with `tau run cancel {name} "
+            f"-n {namespace}`",
+            owner="researcher: run name",
+        ) from None
+
+
+def next_steps(submitted: Submitted, target: Target) -> list[str]:
+    route = " ".join(target.route_args())
+    name = submitted.name
+    return [
+        f"tau run status {name} --watch {route}",
+        f"tau logs {name} {route}",
+        f"tau run get {name} {route}",
+        f"tau run cancel {name} {route}",
+    ]

@@ -1,0 +1,154 @@
+"""Where a lifecycle verb looks for a run: which kubeconfig, context and namespace.
+
+Order: explicit `--context`/`-n` → `--workspace` (a cached connection) → the repository's
+workspace connection → the kubeconfig's current context. The result also says how to
+repeat the command (the `--context`/`--namespace` suffix and a single-path KUBECONFIG), so
+printed next steps work when copied.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from tau.errors import TauError, UsageError
+from tau.kube import KubeClient
+
+
+@dataclass(frozen=True)
+class Target:
+    kubeconfig: str | None
+    context: str
+    namespace: str
+    workspace: str = ""
+    source: str = ""
+
+    def client(self) -> KubeClient:
+        return KubeClient(self.kubeconfig, self.context)
+
+    def route_args(self) -> list[str]:
+        args = []
+        if self.context:
+            args += ["--context", self.context]
+        return [*args, "--namespace", self.namespace]
+
+    def kubeconfig_env(self) -> dict[str, str]:
+        """KUBECONFIG for copied commands, only when it is one path (tau-isolated or given)."""
+        path = self.kubeconfig or os.environ.get("KUBECONFIG", "")
+        if path and os.pathsep not in path:
+            return {"KUBECONFIG": path}
+        return {}
+
+
+def interaction():
+    from tau.workspace.connect import Interaction
+
+    def ask(question: str) -> str:
+        return click.prompt(question, default="", show_default=False, err=True)
+
+    def say(text: str) -> None:
+        click.echo(text, err=True)
+
+    return Interaction(interactive=sys.stdin.isatty(), ask=ask, say=say)
+
+
+def _context_namespace(kubeconfig: str | None, context: str) -> str:
+    """The namespace a kubeconfig context names, else "default" (kubectl's rule)."""
+    from tau.resolve import kubeconfig as kubeconfigs
+
+    files = [Path(p) for p in kubeconfig.split(os.pathsep)] if kubeconfig else None
+    try:
+        merged = kubeconfigs.load_merged(files)
+    except TauError:  # an unreadable kubeconfig is reported by the first API call
+        return "default"
+    name = context or merged.get("current-context") or ""
+    for item in merged.get("contexts") or []:
+        if item.get("name") == name:
+            return str((item.get("context") or {}).get("namespace") or "default")
+    return "default"
+
+
+def resolve(
+    *,
+    context: str = "",
+    namespace: str = "",
+    workspace: str = "",
+    project: str = "",
+    start: Path | None = None,
+) -> Target:
+    start = start or Path.cwd()
+    if context:
+        return Target(
+            None, context, namespace or _context_namespace(None, context), source="--context"
+        )
+    if workspace:
+        cached = cached_route(workspace)
+        if cached is not None:
+            return Target(
+                cached.kubeconfig,
+                cached.context,
+                namespace or cached.namespace,
+                workspace,
+                "cached",
+            )
+    from tau.resolve.discovery import DescriptorNotFound
+
+    try:
+        from tau.workspace.connect import ensure_connection
+
+        conn = ensure_connection(start, project=project, interaction=interaction())
+    except DescriptorNotFound:
+        if workspace:
+            raise UsageError(
+                f'no cached connection for workspace "{workspace}" on this machine',
+                hint="run `tau workspace connection` in its repository, or pass --context/-n",
+            ) from None
+        return Target(None, "", namespace or _context_namespace(None, ""), source="kubeconfig")
+    return Target(
+        str(conn.kubeconfig),
+        conn.context,
+        namespace or conn.namespace,
+        conn.state.workspace,
+        "connection",
+    )
+
+
+def cached_route(workspace: str) -> Target | None:
+    from tau.resolve.localstate import cached_connections
+
+    for state in cached_connections():
+        if state.workspace == workspace and Path(state.kubeconfig_path).is_file():
+            return Target(
+                state.kubeconfig_path,
+                state.context_name,
+                state.namespace,
+                state.workspace,
+                "cached",
+            )
+    return None
+
+
+def cached_targets() -> list[Target]:
+    """Every cached connection (one per workspace/context/namespace), newest first."""
+    from tau.resolve.localstate import cached_connections
+
+    seen, targets = set(), []
+    for state in cached_connections():
+        key = (state.context_name, state.namespace, state.kubeconfig_path)
+        if key in seen or not Path(state.kubeconfig_path).is_file():
+            continue
+        seen.add(key)
+        targets.append(
+            Target(
+                state.kubeconfig_path,
+                state.context_name,
+                state.namespace,
+                state.workspace,
+                "cached",
+            )
+        )
+    return targets

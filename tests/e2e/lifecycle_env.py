@@ -1,0 +1,244 @@
+"""One researcher workspace for the lifecycle tests: controller-Ready TauWorkspace, ready
+TauCluster profiles, a scaffolded repository connected through the chart's researcher role.
+
+Module-scoped (see `lifecycle_workspace` in each test module) so the controller, the
+workspace and the connection review happen once per module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from controller_harness import Controller, get, install, unique, wait_for
+from tau_cli import TAU, run_tau
+
+from hack.localcluster import LocalCluster
+from hack.localcluster import fixtures as fx
+
+CONTEXT = "research-cluster"
+IMAGE = "example.azurecr.io/research/train:1.0"
+CPU_PROFILE = "e2e.cpu"
+H200_PROFILE = "e2e.h200.8x"
+
+
+@dataclass
+class Workspace:
+    cluster: LocalCluster
+    name: str
+    namespace: str
+    system_namespace: str
+    user: str
+    repo: Path
+    env: dict[str, str]
+    controller: Controller
+
+    def tau(self, *args: str, timeout: float = 180, cwd: Path | None = None):
+        return run_tau(*args, cwd=cwd or self.repo, env=self.env, timeout=timeout)
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [TAU, *args],
+            cwd=self.repo,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def target(self, name: str, body: dict[str, Any]) -> Path:
+        """Write tau/<name>.yaml (a checked-in target) and return its path."""
+        path = self.repo / "tau" / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(body, sort_keys=False))
+        return path
+
+    def get(self, *args: str) -> dict[str, Any] | None:
+        return get(self.cluster, *args)
+
+    def kubectl(self, *args: str, **kwargs):
+        return self.cluster.kubectl(*args, **kwargs)
+
+
+def job_target(name: str, *, profile: str = CPU_PROFILE, gpus: int = 0, **extra: Any) -> dict:
+    body: dict[str, Any] = {
+        "name": name,
+        "engine": "job",
+        "entrypoint": "../src/repo/train.py",
+        "runtime": {"image": IMAGE},
+        "compute": {"gpus": gpus, "cpu_request": "1", "memory_request": "2Gi"},
+        "policy": {"profile": profile},
+    }
+    body.update(extra)
+    return body
+
+
+def tau_cluster(namespace: str) -> dict[str, Any]:
+    def profile(name: str, gpus: int) -> dict[str, Any]:
+        return {
+            "name": name,
+            "applicability": {"namespaces": [namespace]},
+            "gpusPerWorker": gpus,
+            "workerCount": 1,
+            "mode": "fixed",
+            "placement": "independent",
+            "defaultLocalQueue": fx.CLUSTER_QUEUE,
+            "priorities": {
+                "workloadPriorityClassName": fx.PRIORITY_DEFAULT,
+                "podPriorityClassName": fx.PRIORITY_DEFAULT,
+            },
+        }
+
+    return {
+        "apiVersion": "tau.azure.com/v1alpha1",
+        "kind": "TauCluster",
+        "metadata": {"name": "cluster"},
+        "spec": {
+            "managementMode": "Observe",
+            "workloadProfiles": [profile(CPU_PROFILE, 0), profile(H200_PROFILE, 8)],
+        },
+    }
+
+
+def profile_reader(user: str, suffix: str) -> list[dict[str, Any]]:
+    """Read access to the singleton TauCluster for the researcher.
+
+    The chart's `tau-researcher-v1` role does not include it, yet connected submission must
+    read the published profiles (fail-closed); the platform grants it separately.
+    """
+    name = f"tau-profile-reader-{suffix}"
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": name},
+            "rules": [
+                {
+                    "apiGroups": ["tau.azure.com"],
+                    "resources": ["clusters"],
+                    "resourceNames": ["cluster"],
+                    "verbs": ["get"],
+                }
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": name,
+            },
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+        },
+    ]
+
+
+def _restore(cluster: LocalCluster, previous: dict[str, Any] | None) -> None:
+    cluster.kubectl("delete", "clusters.tau.azure.com", "cluster", check=False)
+    if previous:
+        meta = previous["metadata"]
+        previous["metadata"] = {
+            "name": "cluster",
+            "labels": meta.get("labels", {}),
+            "annotations": meta.get("annotations", {}),
+        }
+        previous.pop("status", None)
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(previous))
+
+
+def workspace_setup(cluster: LocalCluster, tmp: Path) -> Iterator[Workspace]:
+    system = unique("tau-sys")
+    install(cluster, system)
+    (tmp / "controller").mkdir()
+    controller = Controller(cluster, system, tmp / "controller")
+    controller.start()
+    previous = get(cluster, "clusters.tau.azure.com", "cluster")
+    name, user = unique("research"), unique("alice") + "@example.com"
+    workspace = {
+        "apiVersion": "tau.azure.com/v1alpha1",
+        "kind": "TauWorkspace",
+        "metadata": {"name": name, "namespace": system},
+        "spec": {
+            "principalRef": {"provider": "entra", "name": "ml-researchers"},
+            "kubernetesSubject": {"kind": "User", "name": user},
+            "role": "tau-researcher-v1",
+            "target": {"createNamespace": True},
+            "queue": fx.CLUSTER_QUEUE,
+        },
+    }
+    try:
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(workspace))
+
+        def ready() -> dict[str, Any] | None:
+            obj = get(cluster, "workspaces.tau.azure.com", name, "-n", system)
+            status = (obj or {}).get("status") or {}
+            return obj if status.get("phase") == "Ready" else None
+
+        obj = wait_for("TauWorkspace Ready", ready, timeout=120)
+        namespace = obj["status"]["target"]["resolvedNamespace"]
+        cluster.kubectl("apply", "-f", "-", input=json.dumps(tau_cluster(namespace)))
+
+        def profiles_ready() -> bool:
+            tc = get(cluster, "clusters.tau.azure.com", "cluster") or {}
+            st = tc.get("status") or {}
+            wp = st.get("workloadProfiles") or {}
+            generation = tc.get("metadata", {}).get("generation")
+            return wp.get("observedGeneration") == generation and any(
+                c["type"] == "WorkloadProfilesReady" and c["status"] == "True"
+                for c in st.get("conditions") or []
+            )
+
+        wait_for("TauCluster workload profiles Ready", profiles_ready, timeout=120)
+
+        cluster.apply(profile_reader(user, system))
+        kubeconfig = cluster.mint_kubeconfig(user, path=tmp / "researcher.kubeconfig")
+        config = yaml.safe_load(kubeconfig.read_text())
+        config["contexts"][0]["name"] = config["current-context"] = CONTEXT
+        kubeconfig.write_text(yaml.safe_dump(config))
+        subprocess.run(
+            [
+                TAU,
+                "workspace",
+                "init-repo",
+                "repo",
+                "--image",
+                IMAGE,
+                "--workspace",
+                name,
+                "--kube-context",
+                CONTEXT,
+                "--system-namespace",
+                system,
+            ],
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+        )
+        repo = tmp / "repo"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(kubeconfig),
+            "TAU_CONFIG_DIR": str(tmp / "tau-config"),
+            "COLUMNS": "200",
+        }
+        env.pop("TAU_CONTEXT", None)
+        connected = run_tau("workspace", "connection", cwd=repo, env=env, answer="y")
+        assert connected.returncode == 0, connected.stderr
+        yield Workspace(cluster, name, namespace, system, user, repo, env, controller)
+    finally:
+        cluster.kubectl(
+            "delete", "workspaces.tau.azure.com", name, "-n", system, "--wait=false", check=False
+        )
+        _restore(cluster, previous)
+        for kind in ("clusterrolebinding", "clusterrole"):
+            cluster.kubectl("delete", kind, f"tau-profile-reader-{system}", check=False)
+        controller.stop()

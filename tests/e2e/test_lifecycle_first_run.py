@@ -1,0 +1,143 @@
+"""The first-run walkthrough, verbatim, against the local control plane through a workspace
+connection: validate → client dry-run → submit → status --watch → logs → list → cancel.
+
+A CPU Job and an H200 GPU Job each go Submitted → admitted → scheduled on a node of the right
+pool → Complete, and cancel gives the quota back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from controller_harness import wait_for
+from lifecycle_env import H200_PROFILE, Workspace, job_target, workspace_setup
+
+from hack.localcluster import LocalCluster
+from hack.localcluster import fixtures as fx
+
+
+@pytest.fixture(scope="module")
+def ws(
+    local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workspace]:
+    yield from workspace_setup(local_cluster, tmp_path_factory.mktemp("lifecycle-first-run"))
+
+
+def succeeded(ws: Workspace, name: str) -> dict | None:
+    status = ws.tau("run", "status", name, "-o", "json")
+    assert status.returncode == 0, status.stderr
+    document = json.loads(status.stdout)
+    return document if document["status"]["state"] == "succeeded" else None
+
+
+def phases(document: dict) -> dict[str, str]:
+    return {p["name"]: p["status"] for p in document["phases"]}
+
+
+def test_first_run_walkthrough_cpu_job(ws: Workspace) -> None:
+    ws.target("train", job_target("first-train"))
+
+    validated = ws.tau("run", "validate", "--config", "tau/train.yaml")
+    assert validated.returncode == 0, validated.stderr
+    assert validated.stdout.strip() == "tau/train.yaml is valid"
+
+    rendered = ws.tau("run", "train", "--dry-run=client")
+    assert rendered.returncode == 0, rendered.stderr
+    assert "kind: Job" in rendered.stdout
+    assert f"namespace: {ws.namespace}" in rendered.stdout
+    assert ws.get("job", "first-train", "-n", ws.namespace) is None  # nothing created
+
+    submitted = ws.tau("run", "train")
+    assert submitted.returncode == 0, submitted.stderr
+    assert f"Job {ws.namespace}/first-train submitted" in submitted.stdout
+    assert "tau run status first-train --watch" in submitted.stdout
+    job = ws.get("job", "first-train", "-n", ws.namespace)
+    assert job["metadata"]["labels"][fx.KUEUE_QUEUE_LABEL] == fx.CLUSTER_QUEUE
+    assert job["metadata"]["annotations"]["tau.azure.com/submission-id"]
+
+    # --watch stops once the workload is ready (or complete), exit 0.
+    watched = ws.tau("run", "status", "first-train", "--watch", "--interval", "1s")
+    assert watched.returncode == 0, watched.stderr
+    assert "watching" in watched.stdout and "[x]  Ready" in watched.stdout
+
+    document = wait_for("the Job to complete", lambda: succeeded(ws, "first-train"), timeout=60)
+    assert document["kind"] == "RunStatus"
+    assert document["apiVersion"] == "tau.azure.com/v1alpha1"
+    assert document["status"]["state"] == "succeeded"
+    assert document["status"]["workloadKind"] == "Job"
+    assert phases(document) == {
+        "Submitted": "done",
+        "Kueue admission": "done",
+        "Pod scheduling": "done",
+        "DRA allocation": "skipped",
+        "Image pull": "done",
+        "Init containers": "skipped",
+        "Container start": "done",
+        "Ready": "done",
+    }
+    [pod] = document["pods"]
+    assert pod["node"] in fx.CPU_NODES
+    assert document["actions"][0]["name"] == "logs"
+
+    logs = ws.tau("logs", "first-train")
+    assert logs.returncode == 0, logs.stderr
+    assert fx.DEFAULT_POD_LOG_LINE in logs.stdout
+
+    listed = ws.tau("run", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[0] == "History: live-only"
+    assert "first-train" in listed.stdout and "Complete" in listed.stdout
+
+
+def test_gpu_job_lands_on_h200_and_cancel_releases_quota(ws: Workspace) -> None:
+    body = job_target("gpu-train", profile=H200_PROFILE, gpus=8)
+    body["compute"].update({"cpu_request": "4", "memory_request": "16Gi"})
+    ws.target("gpu", body)
+    submitted = ws.tau("run", "gpu")
+    assert submitted.returncode == 0, submitted.stderr
+
+    watched = ws.tau("run", "status", "gpu-train", "--watch", "--interval", "1s")
+    assert watched.returncode == 0, watched.stderr
+    document = wait_for("the GPU Job to complete", lambda: succeeded(ws, "gpu-train"), timeout=60)
+    assert set(phases(document).values()) <= {"done", "skipped"}
+    [workload] = document["workloads"]
+    assert workload["flavors"] == [fx.GPU_FLAVOR_H200]
+    [pod] = document["pods"]
+    assert pod["node"] in fx.H200_POOL.node_names
+
+    listed = json.loads(ws.tau("run", "list", "-o", "json").stdout)
+    assert {"first-train", "gpu-train"} <= {run["name"] for run in listed["runs"]}
+    assert listed["historyState"] == "live-only"
+
+    for name in ("first-train", "gpu-train"):
+        cancelled = ws.tau("run", "cancel", name)
+        assert cancelled.returncode == 0, cancelled.stderr
+        assert f'job.batch "{name}" deleted' in cancelled.stdout
+        assert "compute released" in cancelled.stdout
+        assert ws.get("job", name, "-n", ws.namespace) is None
+
+    def queue_idle() -> bool:
+        lq = ws.get("localqueues.kueue.x-k8s.io", fx.CLUSTER_QUEUE, "-n", ws.namespace) or {}
+        st = lq.get("status") or {}
+        usage = [
+            r.get("total")
+            for flavor in st.get("flavorsUsage") or []
+            for r in flavor.get("resources") or []
+        ]
+        return st.get("admittedWorkloads") == 0 and all(u in (None, "0") for u in usage)
+
+    wait_for("the workspace LocalQueue to release its quota", queue_idle, timeout=60)
+    again = ws.tau("run", "list")
+    assert "No jobs found" in again.stdout
+
+
+def test_unknown_run_is_reported_with_the_list_action(ws: Workspace, tmp_path: Path) -> None:
+    result = ws.tau("run", "status", "no-such-run", "-o", "json")
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["status"]["state"] == "not_found"
+    assert document["diagnostics"][0]["code"] == "RUN_NOT_FOUND"
+    assert document["actions"][0]["command"]["argv"][:3] == ["tau", "run", "list"]
