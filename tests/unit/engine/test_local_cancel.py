@@ -1,0 +1,113 @@
+"""Cancelling a local run kills its whole process tree, from another terminal or by Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.unit.engine.conftest import project
+
+# The target starts a child that starts a grandchild; all three record their pids and wait.
+TREE = """\
+import os, subprocess, sys, time
+from pathlib import Path
+
+pids = Path(os.environ["TAU_OUTPUT_DIR"]) / "pids"
+pids.parent.mkdir(parents=True, exist_ok=True)
+if len(sys.argv) > 1 and sys.argv[1] == "--child":
+    depth = int(sys.argv[2])
+    if depth < 2:
+        subprocess.Popen([sys.executable, __file__, "--child", str(depth + 1)])
+    with open(pids, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    time.sleep(600)
+else:
+    subprocess.Popen([sys.executable, __file__, "--child", "1"])
+    with open(pids, "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    print("tree started", flush=True)
+    time.sleep(600)
+"""
+
+CONFIG = """\
+name: tree
+engine: job
+entrypoint: ../tree.py
+compute:
+  gpus: 0
+runtime:
+  image: python:3.12-slim
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie awaiting its reaper has exited too
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def start_tree(local, tmp_path):
+    repo = project(tmp_path / "repo", "tree", CONFIG, {"tree.py": TREE})
+    supervisor = local.popen("run", "tree", "--local", cwd=repo)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and supervisor.poll() is None:
+        names = local.runs()
+        if names:
+            pids = local.data / "checkpoints" / "workflows" / names[0] / "pids"
+            if pids.exists() and len(pids.read_text().split()) == 3:
+                return repo, supervisor, names[0], [int(p) for p in pids.read_text().split()]
+        time.sleep(0.1)
+    supervisor.kill()
+    raise AssertionError(f"the process tree did not start: {supervisor.communicate()}")
+
+
+def wait_gone(pids: list[int], seconds: float = 15) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
+def test_cancel_from_another_terminal_kills_the_whole_tree(local, tmp_path):
+    repo, supervisor, name, pids = start_tree(local, tmp_path)
+    assert local.status(name, cwd=repo)["status"]["state"] == "running"
+    cancelled = local.tau("run", "cancel", name, cwd=repo)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert f"local run {name} cancelled; no process of it remains" in cancelled.stderr
+    assert wait_gone(pids) == []
+    _, err = supervisor.communicate(timeout=30)
+    assert supervisor.returncode == 130, err
+    doc = local.status(name, cwd=repo)
+    assert doc["status"]["state"] == "cancelled"
+    assert doc["phases"][-1]["name"] == "Failed"
+    again = local.tau("run", "cancel", name, cwd=repo)
+    assert again.returncode == 0 and "already cancelled" in again.stderr
+
+
+def test_ctrl_c_cancels_cleanly(local, tmp_path):
+    _, supervisor, name, pids = start_tree(local, tmp_path)
+    supervisor.send_signal(signal.SIGINT)
+    _, err = supervisor.communicate(timeout=30)
+    assert supervisor.returncode == 130, err
+    assert f"cancelling local run {name} (SIGINT)" in err
+    assert "Traceback" not in err
+    assert wait_gone(pids) == []
+    assert local.record(name)["state"] == "cancelled"
+
+
+def test_a_run_whose_supervisor_died_is_reported_failed_and_cancel_still_kills_it(local, tmp_path):
+    repo, supervisor, name, pids = start_tree(local, tmp_path)
+    supervisor.kill()  # kill -9 of tau itself: the tree lives on in its own session
+    supervisor.communicate(timeout=30)
+    assert all(alive(p) for p in pids)
+    assert local.status(name, cwd=repo)["status"]["state"] == "failed"
+    cancelled = local.tau("run", "cancel", name, cwd=repo)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert wait_gone(pids) == []
