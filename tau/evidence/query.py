@@ -209,7 +209,9 @@ def tags_by_run(db: sqlite3.Connection) -> dict[str, dict[str, str]]:
 
 def search_runs(store: Store, q: RunQuery) -> dict[str, Any]:
     if q.lifecycle and q.lifecycle not in LIFECYCLES:
-        raise UsageError(f"--lifecycle {q.lifecycle!r} must be one of {', '.join(LIFECYCLES)}")
+        raise UsageError(
+            f"--lifecycle {q.lifecycle!r} must be one of {', '.join(LIFECYCLES)}", owner="the user"
+        )
     limit = max(1, min(q.limit or DEFAULT_LIMIT, MAX_LIMIT))
     with reader(store) as db:
         where, args = ["1=1"], []
@@ -315,7 +317,7 @@ def list_records(
         )["runs"]
     table = {"groups": "run_groups", "experiments": "experiments"}.get(kind)
     if table is None:
-        raise UsageError(f"--kind {kind!r} must be runs, groups or experiments")
+        raise UsageError(f"--kind {kind!r} must be runs, groups or experiments", owner="the user")
     with reader(store) as db:
         where, args = "1=1", []
         if project:

@@ -72,6 +72,15 @@ def _fmt(value: Any) -> str:
     cls=AliasGroup,
     aliases={"runs": "search", "dashboard": "stellar"},
     help="Record, search, compare and show experiment evidence in the local store.",
+    epilog=(
+        "\b\nExamples:\n"
+        "  taugrid-portal experiment --store .tau/store init toy-regression\n"
+        "  taugrid-portal experiment import jsonl --run r1 --history metrics.jsonl "
+        "--experiment toy-regression\n"
+        "  taugrid-portal experiment search -q loss --metric-filter 'loss<0.1'\n"
+        "  taugrid-portal experiment stellar toy-regression     # toy-regression.stellar.html\n"
+        "  taugrid-portal experiment serve --default-target toy-regression"
+    ),
 )
 @click.option(
     "--store",
