@@ -300,7 +300,7 @@ def kueue_admission(snap: Snapshot) -> Phase:
     preempting = [r for r in reasons if "preempt" in r.lower() or "evict" in r.lower()]
     reason = (preempting or reasons or [""])[0]
     if reason:
-        detail += f" reason={reason}"
+        detail += f" reason={reason if len(reason) <= 200 else reason[:197] + '...'}"
     hint = ""
     if "quota" in reason.lower():
         hint = "quota is reserved per LocalQueue/ClusterQueue; check queue capacity and borrowing"

@@ -1,0 +1,113 @@
+"""Failure classification (first matching rule wins) and the retry arithmetic."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tau.lifecycle.classify import (
+    Failure,
+    backoff,
+    classify,
+    format_duration,
+    resume_env,
+    retry_env,
+    signature,
+)
+
+
+@pytest.mark.parametrize(
+    ("recording", "expected"),
+    [
+        ("completed", Failure.COMPLETED),
+        ("running", Failure.COMPLETED),  # startup complete: nothing to retry
+        ("over-quota", Failure.RUNNING),
+        ("oomkilled", Failure.OOM_KILLED),
+        ("preempted", Failure.PREEMPTED),
+        # KWOK's (and the kubelet's) eviction also sets DisruptionTarget, which rule 4 sees first.
+        ("evicted", Failure.PREEMPTED),
+        ("failed-unknown", Failure.UNKNOWN),
+    ],
+)
+def test_recorded_outcomes_classify(snapshot, recording, expected):
+    assert classify(snapshot(recording)) is expected
+
+
+def test_an_evicted_condition_without_disruption_target_is_evicted(snapshot):
+    snap = snapshot("evicted")
+    pod = copy.deepcopy(snap.pods[0])
+    pod["status"]["conditions"] = [
+        c for c in pod["status"]["conditions"] if c["type"] != "DisruptionTarget"
+    ] + [{"type": "Ready", "status": "False", "reason": "Evicted"}]
+    snap.pods = [pod]
+    snap.events = []
+    assert classify(snap) is Failure.EVICTED
+
+
+def test_an_oom_in_last_state_wins_over_preemption(snapshot):
+    snap = snapshot("preempted")
+    pod = copy.deepcopy(snap.pods[0])
+    pod["status"]["containerStatuses"][0]["lastState"] = {
+        "terminated": {"reason": "OOMKilled", "exitCode": 137}
+    }
+    snap.pods = [pod]
+    assert classify(snap) is Failure.OOM_KILLED
+
+
+def test_a_preemption_event_alone_is_preempted(snapshot):
+    snap = snapshot("failed-unknown")
+    snap.events = [*snap.events, {"reason": "Preempted", "message": "by a higher priority"}]
+    assert classify(snap) is Failure.PREEMPTED
+
+
+def test_only_oom_preemption_and_eviction_are_retryable():
+    assert {f for f in Failure if f.retryable} == {
+        Failure.OOM_KILLED,
+        Failure.PREEMPTED,
+        Failure.EVICTED,
+    }
+    assert [str(f) for f in Failure] == [
+        "Unknown",
+        "OOMKilled",
+        "Preempted",
+        "Evicted",
+        "Completed",
+        "Running",
+    ]
+
+
+def test_signature_names_the_pod_evidence(snapshot):
+    snap = snapshot("oomkilled")
+    assert signature(snap, Failure.OOM_KILLED) == f"pod={snap.pods[0]['metadata']['name']} oom_killed=true"
+    preempted = snapshot("preempted")
+    sig = signature(preempted, Failure.PREEMPTED)
+    assert sig.endswith("PreemptionByScheduler") and len(sig) <= 160
+
+
+def test_backoff_doubles_and_caps():
+    assert [backoff(k, 30, 300) for k in range(1, 6)] == [30, 60, 120, 240, 300]
+    assert [format_duration(backoff(k, 30, 300)) for k in range(1, 6)] == [
+        "30s",
+        "1m0s",
+        "2m0s",
+        "4m0s",
+        "5m0s",
+    ]
+    assert backoff(40, 1, 2) == 2
+
+
+def test_retry_env_replaces_earlier_retry_entries():
+    env = (("A", "1"), ("TAU_RETRY_ATTEMPT", "1"), ("TAU_RESUME_FROM", "/old"))
+    assert retry_env(env, checkpoint="/data/ck", attempt=2, maximum=3, reason="Preempted") == (
+        ("A", "1"),
+        ("TAU_RESUME_FROM", "/data/ck"),
+        ("TAU_RETRY_ATTEMPT", "2"),
+        ("TAU_RETRY_MAX", "3"),
+        ("TAU_RETRY_REASON", "Preempted"),
+    )
+    assert resume_env(env, "/new") == (
+        ("A", "1"),
+        ("TAU_RETRY_ATTEMPT", "1"),
+        ("TAU_RESUME_FROM", "/new"),
+    )

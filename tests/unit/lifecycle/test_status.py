@@ -1,0 +1,78 @@
+"""The RunStatus document, its next actions and the kubectl escape hatches."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+
+from tau.lifecycle import status as st
+from tau.lifecycle.target import Target
+
+TARGET = Target("/home/r/.config/tau/kubeconfigs/research.yaml", "research'admin", "research")
+
+
+def test_the_document_is_json_with_stable_keys_and_non_null_arrays(snapshot):
+    doc = st.document(snapshot("over-quota"), TARGET)
+    json.dumps(doc)
+    assert (doc["apiVersion"], doc["kind"]) == ("tau.azure.com/v1alpha1", "RunStatus")
+    for key in ("phases", "workloads", "pods", "resourceClaims", "events", "diagnostics"):
+        assert isinstance(doc[key], list)
+    assert doc["status"]["state"] == "queued"
+    codes = [d["code"] for d in doc["diagnostics"]]
+    assert "KUEUE_PENDING" in codes and "STARTUP_KUEUE_ADMISSION" in codes
+    assert [a["name"] for a in doc["actions"]] == ["watch"]
+
+
+def test_copied_commands_carry_the_route_and_a_single_path_kubeconfig(snapshot):
+    doc = st.document(snapshot("failed-unknown"), TARGET)
+    logs, diagnostics = doc["actions"]
+    assert logs["command"]["argv"] == [
+        "tau", "run", "logs", "failed-unknown", "--tail", "200",
+        "--context", "research'admin", "--namespace", "research",
+    ]  # fmt: skip
+    assert logs["command"]["env"] == {"KUBECONFIG": TARGET.kubeconfig}
+    assert logs["command"]["shell"].startswith(f"KUBECONFIG='{TARGET.kubeconfig}' tau run logs")
+    assert diagnostics["command"]["argv"][3:5] == ["failed-unknown", "--diagnostic-hints"]
+    assert doc["diagnostics"][0]["code"] == "RUN_FAILED"
+
+
+def test_hints_quote_every_argument_and_prefer_the_current_failure(snapshot):
+    snap = snapshot("failed-unknown")
+    lines = st.diagnostic_hints(snap, TARGET)
+    pod = snap.pods[0]["metadata"]["name"]
+    base = (
+        "'kubectl' '--context' 'research'\"'\"'admin' "
+        f"'--kubeconfig' '{TARGET.kubeconfig}' '-n' 'research'"
+    )
+    assert lines[0] == f"{base} 'top' 'pod' '{pod}' '--containers'"
+    assert lines[1] == f"{base} 'logs' '{pod}' '-c' 'main' '--timestamps=true'"
+    assert not any("'exec'" in line for line in lines)  # nothing is running
+
+
+def test_hints_without_pods_use_the_job_selector(snapshot):
+    lines = st.diagnostic_hints(snapshot("over-quota"), Target(None, "", "research"))
+    assert lines == [
+        "'kubectl' '-n' 'research' 'top' 'pod' '-l' 'job-name=over-quota' '--containers'",
+        "'kubectl' '-n' 'research' 'logs' '-l' 'job-name=over-quota' '--all-containers=true' "
+        "'--prefix=true' '--timestamps=true'",
+    ]
+
+
+def test_a_running_pod_gets_an_exec_hint(snapshot):
+    snap = snapshot("running")
+    pod = snap.pods[0]["metadata"]["name"]
+    lines = st.diagnostic_hints(snap, Target(None, "", "research"))
+    assert lines[-1] == f"'kubectl' '-n' 'research' 'exec' '-it' '{pod}' '-c' 'main' '--' '/bin/sh'"
+
+
+def test_the_human_layout_has_every_section(snapshot):
+    out = io.StringIO()
+    st.render(st.document(snapshot("over-quota"), TARGET), Console(file=out, width=200))
+    text = out.getvalue()
+    for heading in ("Job research/over-quota", "State: Pending", "Progress", "Resources",
+                    "Attention", "Next"):  # fmt: skip
+        assert heading in text
+    assert "[>]  Kueue admission" in text
+    assert "Owner: platform/queue owner" in text
