@@ -103,7 +103,7 @@ def resume(
             "the resumed run may behave differently"
         )
     plan = _plan(loaded, name, Path(run.data_root), Path(run.store), argv, echo)
-    checkpoint = plan.paths.local(checkpoint or plan.policy.checkpoint_path)
+    checkpoint = plan.paths.local(checkpoint or plan.checkpoint)
     echo(f"failure reason: {reason}")
     echo(f"checkpoint: {checkpoint}")
     fresh = new_record(loaded, plan, argv)
@@ -172,8 +172,8 @@ def new_record(loaded: Any, plan: LocalPlan, argv: tuple[str, ...]) -> LocalRun:
             "name": experiment.experiment_id or "",
             "group": experiment.group or "",
         },
-        max_retries=plan.policy.max_retries,
-        retry_on=list(plan.policy.retry_on),
+        max_retries=plan.policy.max_retries if plan.policy else 0,
+        retry_on=list(plan.policy.retry_on) if plan.policy else [],
         command=list(plan.argv),
         tau_command=" ".join(argv) if argv else " ".join(sys.argv),
     )

@@ -20,8 +20,8 @@ from pathlib import Path
 from tau import keys
 from tau.engine.gpus import GpuInventory
 from tau.engine.layout import PathMap
-from tau.engine.retry import RetryPolicy, policy
 from tau.errors import RuntimeFailure, UsageError
+from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, RetryPolicy, policy_from
 from tau.render import command as cmd
 from tau.render import tune_driver
 from tau.render.env import STAGING_ROOT, container_env
@@ -45,7 +45,8 @@ class LocalPlan:
     output_dir: Path
     staging_dir: Path | None
     script_dir: Path
-    policy: RetryPolicy
+    policy: RetryPolicy | None
+    checkpoint: str
     gpus_needed: int
     gpus: GpuInventory
     metrics_history: list[Path]
@@ -122,7 +123,8 @@ def build_plan(
         output_dir=output_dir,
         staging_dir=staging,
         script_dir=script_dir,
-        policy=policy(getattr(loaded.config, "resilience", None), intent.name),
+        policy=policy_from(loaded.config, intent.name),
+        checkpoint=_checkpoint(loaded, intent.name),
         gpus_needed=needed,
         gpus=gpus,
         metrics_history=history,
@@ -291,3 +293,9 @@ def _working_dir(intent: RunIntent, paths: PathMap) -> Path:
 def _metrics_history(loaded: object) -> list[str]:
     metrics = getattr(getattr(loaded, "config", None), "metrics", None)
     return list(getattr(metrics, "history", None) or [])
+
+
+def _checkpoint(loaded: object, name: str) -> str:
+    """Where TAU_RESUME_FROM points (pod path), also when retries are off (manual resume)."""
+    block = getattr(getattr(loaded, "config", None), "resilience", None)
+    return getattr(block, "checkpoint_path", None) or f"{DEFAULT_CHECKPOINT_ROOT}/{name}"

@@ -21,7 +21,7 @@ from tau.engine.plan import LocalPlan
 from tau.engine.records import Attempt, LocalRun
 from tau.engine.retry import classify_exit
 from tau.errors import TauError
-from tau.lifecycle.classify import Failure
+from tau.lifecycle.classify import Failure, backoff, format_duration, retry_env
 
 GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.1
@@ -78,10 +78,9 @@ class Supervisor:
             if reason == records.CANCELLED or self.cancel:
                 return self._finish(records.CANCELLED, "Cancelled", "cancelled by the user")
             exit_text = _exit_text(run.current)
-            retries_done = sum(1 for a in run.attempts if a.retry_reason)
-            if not policy.max_retries:
+            if policy is None:
                 return self._finish(records.FAILED, reason, exit_text)
-            if not policy.should_retry(reason):
+            if not policy.allows(Failure(reason)):
                 listed = ", ".join(policy.retry_on)
                 return self._finish(
                     records.FAILED,
@@ -89,25 +88,28 @@ class Supervisor:
                     f"local run {run.name} failed ({reason}) — not in retry_on list [{listed}]; "
                     f"{exit_text}",
                 )
-            retry = retries_done + 1
+            retry = sum(1 for a in run.attempts if a.retry_reason) + 1
             if retry > policy.max_retries:
                 return self._finish(
                     records.FAILED,
                     reason,
                     f"local run {run.name} exhausted all {policy.max_retries} retries; {exit_text}",
                 )
-            delay = policy.backoff(retry)
+            delay = backoff(retry, policy.backoff_initial, policy.backoff_max)
             self.echo(
                 f"attempt {retry}/{policy.max_retries} failed ({reason}) — retrying in "
-                f"{_seconds(delay)}"
+                f"{format_duration(delay)}"
             )
             if not self._sleep(delay):
                 return self._finish(records.CANCELLED, "Cancelled", "cancelled during backoff")
-            env = policy.env(
-                env,
-                checkpoint=self.plan.paths.local(policy.checkpoint_path),
-                retry=retry,
-                reason=reason,
+            env = dict(
+                retry_env(
+                    tuple(env.items()),
+                    checkpoint=self.plan.paths.local(policy.checkpoint),
+                    attempt=retry,
+                    maximum=policy.max_retries,
+                    reason=reason,
+                )
             )
             self.echo(f"retry {retry}/{policy.max_retries} started, watching...")
 
@@ -243,9 +245,3 @@ def _exit_text(attempt: Attempt | None) -> str:
     if attempt.signal:
         return f"killed by {signal.Signals(attempt.signal).name}"
     return f"exit code {attempt.exit_code}"
-
-
-def _seconds(value: float) -> str:
-    from tau.runconfig.durations import format_duration
-
-    return format_duration(value) if value >= 1 else f"{int(value * 1000)}ms"

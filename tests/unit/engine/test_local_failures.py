@@ -69,7 +69,7 @@ def test_oom_kill_is_retried_with_the_retry_env_only_when_listed(local, tmp_path
     result = local.tau("run", "oom", "--local", cwd=repo)
     assert result.returncode == 0, result.stderr
     name = run_name(result.stderr)
-    assert "attempt 1/2 failed (OOMKilled) — retrying in 50ms" in result.stderr
+    assert "attempt 1/2 failed (OOMKilled) — retrying in 0.05s" in result.stderr
     output = local.data / "checkpoints" / "workflows" / name
     first = json.loads((output / "env-0.json").read_text())
     assert set(first.values()) == {None}  # the first attempt sees no retry env
