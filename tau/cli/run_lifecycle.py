@@ -293,6 +293,7 @@ def register(app: typer.Typer) -> None:
     app.command("list")(list_)
     app.command("logs")(logs)
     app.command("cancel")(cancel)
+    app.command("resume")(resume)
     local_run.register(app)
 
 
@@ -380,3 +381,55 @@ def connected_client_dry_run(
     click.echo(format_table(rows), err=True, nl=False)
     sys.stdout.write(dump(redact_secrets(render_objects(prepared)), output))
     return True
+
+
+def resume(
+    ctx: typer.Context,
+    name: str = NAME,
+    config: str = typer.Option(..., "-c", "--config", help="The run config to resubmit."),
+    namespace: str = namespace_option(),
+    context: str = context_option(),
+    dry_run: str = typer.Option("", "--dry-run", help="client or server: render, delete nothing."),
+    from_: str = typer.Option(
+        "", "--from", help="Checkpoint directory (absolute; default /data/checkpoints/...)."
+    ),
+    force: bool = typer.Option(False, "--force", help="Resume even after an OOM kill."),
+) -> None:
+    """Resubmit a failed run with TAU_RESUME_FROM set, after checking it should be resumed.
+
+    Refuses runs that are still running, succeeded, or failed for an unknown reason; an
+    OOM-killed run needs --force (change its resources first).
+    """
+    from pathlib import Path
+
+    from tau.lifecycle.resume import check_from
+    from tau.lifecycle.resume import resume as do_resume
+    from tau.lifecycle.submit import prepare
+    from tau.resolve.layers import Overrides
+    from tau.runconfig import load
+
+    if dry_run and dry_run not in ("client", "server"):
+        raise UsageError("--dry-run must be one of: client, server")
+    check_from(from_)
+    loaded = load(Path(config))
+    overrides = Overrides(
+        namespace=namespace, context=context, run_name=name, dry_run=dry_run or ""
+    )
+    prepared = prepare(
+        loaded,
+        overrides,
+        project=_project(ctx),
+        argv=("tau", *sys.argv[1:]),
+        system_namespace=(ctx.parent.params.get("system_namespace") if ctx.parent else "")
+        or "tau-system",
+        say=_say,
+    )
+    result = do_resume(prepared, name, checkpoint=from_, force=force, dry_run=dry_run, say=_say)
+    if dry_run:
+        from tau.cli.dryrun import dump
+        from tau.render import redact_secrets
+
+        sys.stdout.write(dump(redact_secrets(result), "yaml"))
+        _say("dry run: nothing was deleted or submitted")
+        return
+    click.echo(f"{result.kind} {result.namespace}/{result.name} resumed")

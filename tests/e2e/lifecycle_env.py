@@ -106,14 +106,32 @@ def tau_cluster(namespace: str) -> dict[str, Any]:
     }
 
 
-def profile_reader(user: str, suffix: str) -> list[dict[str, Any]]:
-    """Read access to the singleton TauCluster for the researcher.
-
-    The chart's `tau-researcher-v1` role does not include it, yet connected submission must
-    read the published profiles (fail-closed); the platform grants it separately.
+def platform_grants(user: str, suffix: str, namespace: str) -> list[dict[str, Any]]:
+    """What the platform grants researchers besides the chart's `tau-researcher-v1` role:
+    get on the singleton TauCluster (connected submission reads the published profiles,
+    fail-closed) and creating Events in the workspace namespace (retry attempts are
+    recorded as Events on the workload).
     """
     name = f"tau-profile-reader-{suffix}"
+    subject = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}
     return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "tau-run-events", "namespace": namespace},
+            "rules": [{"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "tau-run-events", "namespace": namespace},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "Role",
+                "name": "tau-run-events",
+            },
+            "subjects": [subject],
+        },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
@@ -136,7 +154,7 @@ def profile_reader(user: str, suffix: str) -> list[dict[str, Any]]:
                 "kind": "ClusterRole",
                 "name": name,
             },
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+            "subjects": [subject],
         },
     ]
 
@@ -198,7 +216,7 @@ def workspace_setup(cluster: LocalCluster, tmp: Path) -> Iterator[Workspace]:
 
         wait_for("TauCluster workload profiles Ready", profiles_ready, timeout=120)
 
-        cluster.apply(profile_reader(user, system))
+        cluster.apply(platform_grants(user, system, namespace))
         kubeconfig = cluster.mint_kubeconfig(user, path=tmp / "researcher.kubeconfig")
         config = yaml.safe_load(kubeconfig.read_text())
         config["contexts"][0]["name"] = config["current-context"] = CONTEXT

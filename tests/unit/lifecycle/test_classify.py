@@ -79,7 +79,10 @@ def test_only_oom_preemption_and_eviction_are_retryable():
 
 def test_signature_names_the_pod_evidence(snapshot):
     snap = snapshot("oomkilled")
-    assert signature(snap, Failure.OOM_KILLED) == f"pod={snap.pods[0]['metadata']['name']} oom_killed=true"
+    assert (
+        signature(snap, Failure.OOM_KILLED)
+        == f"pod={snap.pods[0]['metadata']['name']} oom_killed=true"
+    )
     preempted = snapshot("preempted")
     sig = signature(preempted, Failure.PREEMPTED)
     assert sig.endswith("PreemptionByScheduler") and len(sig) <= 160

@@ -100,7 +100,10 @@ def test_an_unschedulable_pod_warns_at_pod_scheduling(snapshot):
     }
     snap.pods = [pod]
     phase = tree(snap)["Pod scheduling"]
-    assert (phase.status, phase.detail) == (ph.WARNING, "0/1 assigned to nodes reason=Unschedulable")
+    assert (phase.status, phase.detail) == (
+        ph.WARNING,
+        "0/1 assigned to nodes reason=Unschedulable",
+    )
     assert phase.owner == ph.NODE_OWNER
 
 

@@ -1,0 +1,112 @@
+"""`tau run resume`: resubmit a failed run from its checkpoint, after preflights.
+
+The replacement is rendered (and validated) before the failed workload is deleted, so a
+broken config never costs the evidence of the old run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tau import keys
+from tau.errors import RuntimeFailure, TauError, UsageError
+from tau.lifecycle import objects as o
+from tau.lifecycle import phases as ph
+from tau.lifecycle.classify import Failure, classify, resume_env
+from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, delete_workload
+from tau.lifecycle.snapshot import Snapshot, collect
+
+RESEARCHER = "researcher"
+
+
+def check_from(value: str) -> None:
+    if value and not value.startswith("/"):
+        raise UsageError(f"--from must be an absolute path (starts with /); got {value!r}")
+
+
+def preflight(snap: Snapshot, *, force: bool) -> Failure:
+    """The failure to resume from; refuses anything that should not be resumed."""
+    name, namespace = snap.name, snap.namespace
+    if not snap.found:
+        raise RuntimeFailure(
+            f'no Job or RayJob "{name}" found in namespace "{namespace}"', owner=RESEARCHER
+        )
+    still_running = RuntimeFailure(
+        f'workload "{name}" is still running — cancel it first or wait for it to fail',
+        owner=RESEARCHER,
+    )
+    job_active = snap.job is not None and int(o.status(snap.job).get("active") or 0) > 0
+    ray_running = str(o.status(snap.primary_rayjob).get("jobDeploymentStatus") or "").lower()
+    if job_active or ray_running == "running":
+        raise still_running
+    if ph.primary_succeeded(snap) or (
+        ph.startup_complete(snap, ph.build(snap)) and not ph.startup_failed(snap)
+    ):
+        raise RuntimeFailure(
+            f'workload "{name}" completed successfully — nothing to resume', owner=RESEARCHER
+        )
+    if not ph.startup_failed(snap):
+        raise still_running
+    failure = classify(snap)
+    if not failure.retryable:
+        raise RuntimeFailure(
+            f'workload "{name}" failed with non-retryable reason {failure} — inspect '
+            "logs/status before resubmitting manually",
+            hint=f"tau run status {name} -n {namespace}; tau run logs {name} -n {namespace}",
+            owner=RESEARCHER,
+        )
+    if failure is Failure.OOM_KILLED and not force:
+        raise RuntimeFailure(
+            f'workload "{name}" failed with OOM — the same config will likely OOM again.\n'
+            "Increase compute resources in your config, then resume with --force",
+            owner=RESEARCHER,
+        )
+    return failure
+
+
+def resume(
+    prepared: Any,
+    name: str,
+    *,
+    checkpoint: str = "",
+    force: bool = False,
+    dry_run: str = "",
+    say: Callable[[str], None],
+) -> Any:
+    """Preflight, render the replacement, delete the failed workload, submit; returns what
+    was submitted (or the rendered objects for a dry run)."""
+    from tau.lifecycle.submit import render_objects, submit, with_attempt
+
+    check_from(checkpoint)
+    kube, namespace = prepared.kube, prepared.namespace
+    snap = collect(kube, namespace, name)
+    failure = preflight(snap, force=force)
+    configured = getattr(prepared.loaded.config, "run_name", "") or ""
+    if configured and configured != name:
+        say(f'note: config names job "{configured}" but resuming "{name}"')
+    say(f"failure reason: {failure}")
+    owner = snap.job if snap.job is not None else snap.rayjob
+    old_hash = ((owner or {}).get("metadata", {}).get("annotations") or {}).get(
+        keys.CONFIG_HASH, ""
+    )
+    new_hash = prepared.intent.provenance.config_hash
+    if old_hash and old_hash != new_hash:
+        say(
+            f"warning: config hash changed ({old_hash[:8]} → {new_hash[:8]}) — the resumed "
+            "workload may behave differently"
+        )
+    directory = checkpoint or f"{DEFAULT_CHECKPOINT_ROOT}/{name}"
+    say(f"checkpoint: {directory}")
+    replacement = with_attempt(prepared, resume_env(prepared.intent.env, directory))
+    try:
+        objects = render_objects(replacement)
+    except TauError as error:
+        raise RuntimeFailure(
+            f"validating replacement workload before deleting old workload: {error.one_line()}"
+        ) from None
+    if dry_run:
+        return objects
+    say(f"deleting failed workload {namespace}/{name}...")
+    delete_workload(kube, namespace, name)
+    return submit(replacement)

@@ -1,0 +1,158 @@
+"""Retry (`resilience.*`) and resume against the local control plane.
+
+KWOK decides each pod's fate from the `kwok.tau.azure.com/outcome` pod annotation. A run
+config cannot set pod annotations, so each test holds the workspace LocalQueue, lets `tau
+run` create the (suspended) Job, stamps the outcome onto that first attempt's pod template
+as the platform admin, and releases the queue. Retries are fresh Jobs without the stamp and
+succeed — exactly "transient failure, same config succeeds on resubmission".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+from controller_harness import wait_for
+from lifecycle_env import Workspace, job_target, workspace_setup
+
+from hack.localcluster import LocalCluster
+from hack.localcluster import fixtures as fx
+
+FAST = {"backoff_initial": "1s", "backoff_max": "2s"}
+
+
+@pytest.fixture(scope="module")
+def ws(
+    local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workspace]:
+    yield from workspace_setup(local_cluster, tmp_path_factory.mktemp("lifecycle-retry"))
+
+
+def hold(ws: Workspace, policy: str) -> None:
+    ws.kubectl(
+        "patch", "localqueue", fx.CLUSTER_QUEUE, "-n", ws.namespace, "--type", "merge",
+        "-p", json.dumps({"spec": {"stopPolicy": policy}}),
+    )  # fmt: skip
+
+
+def first_attempt_fails(ws: Workspace, name: str, outcome: str, *args: str):
+    """Run `tau run <args>` and make its first attempt end with the KWOK `outcome`."""
+    hold(ws, "Hold")
+    try:
+        process = ws.popen("run", *args)
+        wait_for(f"Job {name}", lambda: ws.get("job", name, "-n", ws.namespace), timeout=90)
+        stamp = {"metadata": {"annotations": {fx.POD_OUTCOME_ANNOTATION: outcome}}}
+        ws.kubectl(
+            "patch", "job", name, "-n", ws.namespace, "--type", "merge",
+            "-p", json.dumps({"spec": {"template": stamp}}),
+        )  # fmt: skip
+    finally:
+        hold(ws, "None")
+    try:
+        out, err = process.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def env_of(ws: Workspace, name: str) -> dict[str, str]:
+    job = ws.get("job", name, "-n", ws.namespace)
+    [container] = job["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e.get("value", "") for e in container.get("env") or []}
+
+
+def events(ws: Workspace, name: str) -> dict[str, str]:
+    items = (ws.get("events", "-n", ws.namespace) or {}).get("items") or []
+    return {
+        e["reason"]: e["message"]
+        for e in items
+        if e["involvedObject"]["name"] == name and e.get("reportingComponent") == "tau-cli"
+    }
+
+
+def test_a_preempted_run_is_retried_with_retry_env_and_succeeds(ws: Workspace) -> None:
+    ws.target("preempt", job_target("retry-preempt", resilience={"max_retries": 2, **FAST}))
+    result = first_attempt_fails(ws, "retry-preempt", fx.OUTCOME_PREEMPTED, "preempt")
+    assert result.returncode == 0, result.stderr
+    assert "resilience: watching" in result.stderr
+    assert "(max 2 retries, retry on: Preempted, Evicted)" in result.stderr
+    assert "attempt 1/2 failed (Preempted) — retrying in 1s" in result.stderr
+    assert "retry 1/2 submitted, watching..." in result.stderr
+    assert f"workload {ws.namespace}/retry-preempt completed successfully" in result.stderr
+    env = env_of(ws, "retry-preempt")
+    assert env["TAU_RETRY_ATTEMPT"] == "1"
+    assert env["TAU_RETRY_MAX"] == "2"
+    assert env["TAU_RETRY_REASON"] == "Preempted"
+    assert env["TAU_RESUME_FROM"] == "/data/checkpoints/finetunes/retry-preempt"
+    recorded = events(ws, "retry-preempt")
+    assert recorded["RayJobAttempt"].startswith(
+        "submission_id=retry-preempt attempt=1/2 failure=Preempted signature=pod="
+    )
+    assert "recovered_after_attempt=1" in recorded["RayJobRetrySucceeded"]
+
+
+def test_an_unknown_failure_is_never_retried(ws: Workspace) -> None:
+    ws.target("crash", job_target("retry-crash", resilience={"max_retries": 2, **FAST}))
+    result = first_attempt_fails(ws, "retry-crash", fx.OUTCOME_FAIL, "crash")
+    assert result.returncode == 1
+    assert (
+        f"workload {ws.namespace}/retry-crash failed (Unknown) — not in retry_on list "
+        "[Preempted, Evicted]"
+    ) in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "TAU_RETRY_ATTEMPT" not in env_of(ws, "retry-crash")  # still the first attempt
+
+    resumed = ws.tau("run", "resume", "retry-crash", "--config", "tau/crash.yaml")
+    assert resumed.returncode == 1
+    assert "failed with non-retryable reason Unknown" in resumed.stderr
+
+
+def test_oom_is_retried_only_when_listed_and_resume_needs_force(ws: Workspace) -> None:
+    ws.target("oom", job_target("retry-oom", resilience={"max_retries": 1, **FAST}))
+    refused = first_attempt_fails(ws, "retry-oom", fx.OUTCOME_OOMKILLED, "oom")
+    assert refused.returncode == 1
+    assert "failed (OOMKilled) — not in retry_on list [Preempted, Evicted]" in refused.stderr
+
+    resumed = ws.tau("run", "resume", "retry-oom", "--config", "tau/oom.yaml")
+    assert resumed.returncode == 1
+    assert 'workload "retry-oom" failed with OOM — the same config will likely OOM again.' in (
+        resumed.stderr
+    )
+    assert "resume with --force" in resumed.stderr
+    assert ws.get("job", "retry-oom", "-n", ws.namespace) is not None  # nothing deleted
+
+    forced = ws.tau(
+        "run", "resume", "retry-oom", "--config", "tau/oom.yaml", "--force",
+        "--from", "/data/checkpoints/oom-1",
+    )  # fmt: skip
+    assert forced.returncode == 0, forced.stderr
+    assert "failure reason: OOMKilled" in forced.stderr
+    assert "deleting failed workload" in forced.stderr
+    assert env_of(ws, "retry-oom")["TAU_RESUME_FROM"] == "/data/checkpoints/oom-1"
+
+    listed = job_target(
+        "retry-oom-listed", resilience={"max_retries": 1, "retry_on": ["OOMKilled"], **FAST}
+    )
+    ws.target("oom-listed", listed)
+    retried = first_attempt_fails(ws, "retry-oom-listed", fx.OUTCOME_OOMKILLED, "oom-listed")
+    assert retried.returncode == 0, retried.stderr
+    assert "attempt 1/1 failed (OOMKilled)" in retried.stderr
+    assert env_of(ws, "retry-oom-listed")["TAU_RETRY_REASON"] == "OOMKilled"
+
+
+def test_resume_refuses_a_run_that_succeeded(ws: Workspace) -> None:
+    ws.target("fine", job_target("resume-fine"))
+    assert ws.tau("run", "fine").returncode == 0
+    ws.tau("run", "status", "resume-fine", "--watch", "--interval", "1s")
+
+    def done() -> bool:
+        job = ws.get("job", "resume-fine", "-n", ws.namespace)
+        return any(c["type"] == "Complete" for c in job["status"].get("conditions") or [])
+
+    wait_for("resume-fine to complete", done, timeout=60)
+    resumed = ws.tau("run", "resume", "resume-fine", "--config", "tau/fine.yaml")
+    assert resumed.returncode == 1
+    assert 'workload "resume-fine" completed successfully — nothing to resume' in resumed.stderr
