@@ -86,6 +86,7 @@ class _Reader:
     def __init__(self, kube: KubeClient, snapshot: Snapshot) -> None:
         self.kube = kube
         self.snap = snapshot
+        self.errors: list[KubeError] = []
 
     def get(self, what: str, resource, name: str, namespace: str) -> dict[str, Any] | None:
         self.snap.requests += 1
@@ -98,6 +99,7 @@ class _Reader:
             return None
         except KubeError as error:
             self.snap.observations[what] = f"unavailable: {error.one_line()}"
+            self.errors.append(error)
             return None
         self.snap.observations[what] = "observed"
         return obj
@@ -123,6 +125,9 @@ def collect(kube: KubeClient, namespace: str, name: str) -> Snapshot:
     read = _Reader(kube, snap)
     snap.job = read.get("job", JOBS, name, namespace)
     snap.rayjob = read.get("rayjob", RAY_JOBS, name, namespace)
+    if not snap.found and read.errors:
+        # Neither workload could be read (e.g. RBAC): "not found" would be a false answer.
+        raise read.errors[0]
     _workloads(read, snap)
     _pods(read, snap)
     _claims(read, snap)

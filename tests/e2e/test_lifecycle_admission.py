@@ -1,0 +1,203 @@
+"""Where a run stops, and who owns the fix: quota, queue, workspace readiness, RBAC scope;
+server-side dry runs through the real apiserver and Kueue webhooks; a RayJob through
+its RayCluster onto GPU nodes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from controller_harness import wait_for
+from lifecycle_env import H200_PROFILE, Workspace, job_target, workspace_setup
+from tau_cli import error_line
+
+from hack.localcluster import LocalCluster
+from hack.localcluster import fixtures as fx
+
+RAY_IMAGE = "rayproject/ray:2.40.0-py312-gpu"
+
+
+@pytest.fixture(scope="module")
+def ws(
+    local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workspace]:
+    yield from workspace_setup(local_cluster, tmp_path_factory.mktemp("lifecycle-admission"))
+
+
+def status(ws: Workspace, name: str) -> dict:
+    result = ws.tau("run", "status", name, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def rayjob_target(name: str) -> dict:
+    return {
+        "name": name,
+        "engine": "rayjob",
+        "entrypoint": "../src/repo/train.py",
+        "runtime": {"image": RAY_IMAGE},
+        "compute": {"head_cpu_request": "1", "head_memory_request": "2Gi"},
+        "policy": {"profile": H200_PROFILE},
+    }
+
+
+def test_over_quota_stops_at_kueue_admission_with_hint_and_owner(ws: Workspace) -> None:
+    body = job_target("too-big")
+    body["compute"]["cpu_request"] = "1000"
+    ws.target("too-big", body)
+    assert ws.tau("run", "too-big").returncode == 0
+
+    def pending_reason() -> dict | None:
+        document = status(ws, "too-big")
+        phase = next(p for p in document["phases"] if p["name"] == "Kueue admission")
+        return phase if "reason=" in phase["detail"] else None
+
+    phase = wait_for("Kueue's pending reason", pending_reason, timeout=60)
+    assert phase["status"] == "active"
+    assert "insufficient quota" in phase["detail"]
+    assert phase["hint"].startswith("quota is reserved per LocalQueue/ClusterQueue")
+    assert phase["owner"] == "platform/queue owner"
+    human = ws.tau("run", "status", "too-big")
+    assert "[>]  Kueue admission" in human.stdout
+    assert "Owner: platform/queue owner" in human.stdout
+    assert "[KUEUE_PENDING]" in human.stdout
+    watched = ws.tau(
+        "run", "status", "too-big", "--watch", "--interval", "1s", "--max-iterations", "2"
+    )
+    assert watched.returncode == 0  # still queued: watching stops at the iteration limit
+    assert ws.tau("run", "cancel", "too-big").returncode == 0
+
+
+def test_a_queue_other_than_the_workspace_queue_is_refused_before_submission(
+    ws: Workspace,
+) -> None:
+    body = job_target("wrong-queue")
+    body["policy"]["queue"] = "someone-elses-queue"
+    ws.target("wrong-queue", body)
+    result = ws.tau("run", "wrong-queue")
+    assert result.returncode == 2
+    line = error_line(result)
+    assert "someone-elses-queue" in line and "queue" in line
+    assert ws.get("job", "wrong-queue", "-n", ws.namespace) is None
+
+
+def test_server_dry_run_passes_the_apiserver_and_kueue_webhooks(ws: Workspace) -> None:
+    ws.target("dry-job", job_target("dry-job"))
+    job = ws.tau("run", "dry-job", "--dry-run=server")
+    assert job.returncode == 0, job.stderr
+    assert job.stdout.strip() == "job.batch/dry-job created (server dry run)"
+    ws.target("dry-ray", rayjob_target("dry-ray"))
+    ray = ws.tau("run", "dry-ray", "--dry-run=server")
+    assert ray.returncode == 0, ray.stderr
+    assert ray.stdout.strip() == "rayjob.ray.io/dry-ray created (server dry run)"
+    assert ws.get("job", "dry-job", "-n", ws.namespace) is None
+    assert ws.get("rayjob", "dry-ray", "-n", ws.namespace) is None
+
+
+def test_a_rayjob_goes_through_its_raycluster_onto_gpu_nodes(ws: Workspace) -> None:
+    ws.target("ray", rayjob_target("ray-train"))
+    ws.kubectl(
+        "patch", "localqueue", fx.CLUSTER_QUEUE, "-n", ws.namespace, "--type", "merge",
+        "-p", '{"spec":{"stopPolicy":"Hold"}}',
+    )  # fmt: skip
+    try:
+        submitted = ws.tau("run", "ray")
+        assert submitted.returncode == 0, submitted.stderr
+        assert f"RayJob {ws.namespace}/ray-train submitted" in submitted.stdout
+        # Keep the fake Ray job running long enough to look at its cluster.
+        ws.kubectl(
+            "annotate", "rayjob", "ray-train", "-n", ws.namespace,
+            f"{fx.POD_RUN_DURATION_ANNOTATION}=20s",
+        )  # fmt: skip
+    finally:
+        ws.kubectl(
+            "patch", "localqueue", fx.CLUSTER_QUEUE, "-n", ws.namespace, "--type", "merge",
+            "-p", '{"spec":{"stopPolicy":"None"}}',
+        )  # fmt: skip
+
+    def running() -> dict | None:
+        document = status(ws, "ray-train")
+        return document if document["status"]["state"] == "running" else None
+
+    document = wait_for("the RayJob to run", running, timeout=120)
+    names = [p["name"] for p in document["phases"]]
+    assert names[:3] == ["Submitted", "Kueue admission", "RayCluster"]
+    assert names[-2:] == ["RayJob status", "Compute release"]
+    phases = {p["name"]: p for p in document["phases"]}
+    assert phases["Submitted"]["detail"] == "RayJob created"
+    assert phases["Kueue admission"]["status"] == "done"
+    assert phases["RayCluster"]["status"] == "done"
+    assert phases["RayCluster"]["detail"].startswith("created ray-train-")
+    workers = [p for p in document["pods"] if "-w-" in p["name"] or "worker" in p["name"]]
+    assert workers and all(p["node"] in fx.H200_POOL.node_names for p in workers)
+
+    def finished() -> dict | None:
+        document = status(ws, "ray-train")
+        return document if document["status"]["state"] == "succeeded" else None
+
+    document = wait_for("the RayJob to finish", finished, timeout=120)
+    phases = {p["name"]: p for p in document["phases"]}
+    assert phases["RayJob status"]["status"] == "done"
+    assert phases["Compute release"]["status"] in ("done", "active")
+    cancelled = ws.tau("run", "cancel", "ray-train")
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert 'rayjob.ray.io "ray-train" deleted' in cancelled.stdout
+    assert "compute released" in cancelled.stdout
+
+
+def test_the_researcher_can_do_nothing_in_another_namespace(ws: Workspace) -> None:
+    other = "default"
+    for args in (
+        ("run", "status", "anything", "-n", other),
+        ("run", "list", "-n", other),
+        ("run", "cancel", "anything", "-n", other),
+        ("logs", "anything", "-n", other),
+    ):
+        result = ws.tau(*args)
+        assert result.returncode == 1, args
+        assert error_line(result).startswith("error: authorization: cannot "), args
+    submitted = ws.tau("run", "dry-job", "-n", other)
+    assert submitted.returncode == 2
+    assert "namespace" in error_line(submitted)
+
+
+def test_a_missing_local_queue_is_refused_at_workspace_readiness(ws: Workspace) -> None:
+    ws.controller.stop()
+    try:
+        ws.kubectl("delete", "localqueue", fx.CLUSTER_QUEUE, "-n", ws.namespace)
+        ws.target("no-queue", job_target("no-queue"))
+        result = ws.tau("run", "no-queue")
+        assert result.returncode == 1
+        line = error_line(result)
+        assert line.startswith("error: workspace readiness: ")
+        assert f'LocalQueue "{fx.CLUSTER_QUEUE}"' in line and "platform operator" in line
+        assert ws.get("job", "no-queue", "-n", ws.namespace) is None
+    finally:
+        ws.controller.start()
+    wait_for(
+        "the controller to restore the LocalQueue",
+        lambda: ws.get("localqueue", fx.CLUSTER_QUEUE, "-n", ws.namespace),
+        timeout=90,
+    )
+
+
+def test_a_degraded_workspace_refuses_submission(ws: Workspace) -> None:
+    def phase() -> str:
+        obj = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace)
+        return (obj.get("status") or {}).get("phase", "")
+
+    patch = {"spec": {"queue": "no-such-clusterqueue"}}
+    ws.kubectl(
+        "patch", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
+        "--type", "merge", "-p", json.dumps(patch),
+    )  # fmt: skip
+    wait_for("the workspace to degrade", lambda: phase() == "Degraded", timeout=90)
+    ws.target("degraded", job_target("degraded"))
+    result = ws.tau("run", "degraded")
+    assert result.returncode == 1
+    line = error_line(result)
+    assert line.startswith("error: workspace readiness: ")
+    assert "Degraded" in line and "platform operator" in line
+    assert ws.get("job", "degraded", "-n", ws.namespace) is None
