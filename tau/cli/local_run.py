@@ -196,8 +196,8 @@ def resume(name: str, *, config: str, checkpoint: str, force: bool) -> None:
     from tau.engine.launch import resume as resume_run
     from tau.runconfig import load
 
-    run = records.require(name)
-    path = Path(config) if config else Path(run.config_path)
+    records.require(name)
+    path = Path(config)
     if not path.is_file():
         raise UsageError(f"--config {path} does not exist", hint="pass the run's tau.yaml")
     record = resume_run(
@@ -233,20 +233,6 @@ def get_command(
     get(name, artifact=artifact, output=output)
 
 
-def resume_command(
-    name: str = typer.Argument(..., metavar="NAME", help="Run name."),
-    config: str = typer.Option("", "-c", "--config", help="Run config (default: the run's)."),
-    checkpoint: str = typer.Option(
-        "", "--from", help="Checkpoint directory (absolute; default resilience.checkpoint_path)."
-    ),
-    force: bool = typer.Option(False, "--force", help="Allow resuming after an OOM kill."),
-    local: bool = LOCAL,
-) -> None:
-    """Run a failed run again with TAU_RESUME_FROM pointing at its checkpoint."""
-    _require_local(name, "resume")
-    resume(name, config=config, checkpoint=checkpoint, force=force)
-
-
 def _require_local(name: str, verb: str) -> None:
     from tau.engine import records
 
@@ -259,9 +245,6 @@ def _require_local(name: str, verb: str) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add `get` and `resume` unless the cluster lifecycle already provides them."""
-    taken = {c.name for c in app.registered_commands}
-    if "get" not in taken:
+    """Add `get` unless the cluster lifecycle already provides it."""
+    if "get" not in {c.name for c in app.registered_commands}:
         app.command("get")(get_command)
-    if "resume" not in taken:
-        app.command("resume")(resume_command)

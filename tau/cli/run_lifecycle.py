@@ -394,6 +394,7 @@ def resume(
         "", "--from", help="Checkpoint directory (absolute; default /data/checkpoints/...)."
     ),
     force: bool = typer.Option(False, "--force", help="Resume even after an OOM kill."),
+    local: bool = local_run.LOCAL,
 ) -> None:
     """Resubmit a failed run with TAU_RESUME_FROM set, after checking it should be resumed.
 
@@ -411,6 +412,10 @@ def resume(
     if dry_run and dry_run not in ("client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
     check_from(from_)
+    if local_run.routes(name, local):
+        if dry_run:
+            raise UsageError("--dry-run applies to cluster runs; a local resume runs at once")
+        return local_run.resume(name, config=config, checkpoint=from_, force=force)
     loaded = load(Path(config))
     overrides = Overrides(
         namespace=namespace, context=context, run_name=name, dry_run=dry_run or ""

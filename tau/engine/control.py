@@ -7,23 +7,13 @@ import signal
 import time
 from collections.abc import Callable
 
-from tau.engine import records
+from tau.engine import procgroup, records
 from tau.engine.records import LocalRun
 from tau.engine.status import supervisor_alive
-from tau.engine.supervise import GRACE_SECONDS, kill_group
+from tau.engine.supervise import GRACE_SECONDS
 from tau.errors import RuntimeFailure
 
 POLL_SECONDS = 0.1
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def cancel(
@@ -52,19 +42,13 @@ def cancel(
             )
     else:
         if pgid is not None:
-            _kill_tree(pgid)
+            procgroup.kill_tree(pgid, GRACE_SECONDS)
+        if attempt is not None and attempt.ray_pgid:
+            procgroup.kill_tree(attempt.ray_pgid, GRACE_SECONDS)
         run.state, run.reason, run.message = records.CANCELLED, "Cancelled", "cancelled by the user"
         run.finished_at = records.now()
         records.save(run)
-    if pgid is not None and group_alive(pgid):
-        _kill_tree(pgid)
+    if pgid is not None and procgroup.alive(pgid):
+        procgroup.kill_tree(pgid, GRACE_SECONDS)
     echo(f"local run {name} cancelled; no process of it remains")
     return run
-
-
-def _kill_tree(pgid: int) -> None:
-    kill_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + GRACE_SECONDS
-    while group_alive(pgid) and time.monotonic() < deadline:
-        time.sleep(POLL_SECONDS)
-    kill_group(pgid, signal.SIGKILL)

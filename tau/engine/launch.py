@@ -94,8 +94,6 @@ def resume(
             f"local run {name!r} failed with OOM — the same config will likely OOM again.\n"
             "Increase compute resources in your config, then resume with --force"
         )
-    if checkpoint and not checkpoint.startswith("/"):
-        raise UsageError(f"--from must be an absolute path (starts with /); got {checkpoint!r}")
     _check_direct(loaded)
     if loaded.config_hash != run.config_hash:
         echo(

@@ -45,6 +45,7 @@ class Attempt:
     reason: str = ""
     retry_reason: str = ""
     log: str = ""
+    ray_pgid: int | None = None
 
 
 @dataclass

@@ -232,7 +232,7 @@ def _actions(run: LocalRun, state: str) -> list[dict[str, Any]]:
             _action(
                 "resume",
                 "Run it again from its checkpoint",
-                ["tau", "run", "resume", run.name, "--config", run.config_path],
+                ["tau", "run", "resume", run.name, "--config", run.config_path, "--local"],
             ),
         ]
     return [

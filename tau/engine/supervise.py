@@ -7,8 +7,6 @@ terminal reaches tau, not the target, which then cancels the run cleanly.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 import signal
 import subprocess
@@ -16,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tau.engine import records
+from tau.engine import procgroup, rayruntime, records
 from tau.engine.plan import LocalPlan
 from tau.engine.records import Attempt, LocalRun
 from tau.engine.retry import classify_exit
@@ -25,6 +23,7 @@ from tau.lifecycle.classify import Failure, backoff, format_duration, retry_env
 
 GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.1
+ENV_RAY_ADDRESS = "RAY_ADDRESS"
 
 Echo = Callable[[str], None]
 
@@ -51,9 +50,9 @@ class Supervisor:
             return
         if self.kill_deadline is None:
             self.kill_deadline = time.monotonic() + GRACE_SECONDS
-            kill_group(self.child.pid, signal.SIGTERM)
+            procgroup.send(self.child.pid, signal.SIGTERM)
         elif time.monotonic() > self.kill_deadline:
-            kill_group(self.child.pid, signal.SIGKILL)
+            procgroup.send(self.child.pid, signal.SIGKILL)
 
     # the loop ------------------------------------------------------------------------------
 
@@ -139,7 +138,22 @@ class Supervisor:
         run.attempts.append(attempt)
         run.state = records.STARTING
         records.save(run)
-        with open(log_path, "wb") as log:
+        head = None
+        if plan.ray_resources is not None:
+            try:
+                head = rayruntime.start(plan.ray_resources, log_path)
+            except TauError as error:
+                attempt.finished_at, attempt.reason = records.now(), Failure.UNKNOWN
+                run.message = error.one_line()
+                records.save(run)
+                return Failure.UNKNOWN
+            attempt.ray_pgid = head.pgid
+            env = {**env, ENV_RAY_ADDRESS: head.address}
+            records.save(run)
+            if self.cancel:
+                rayruntime.stop(head)
+                return records.CANCELLED
+        with open(log_path, "ab") as log:
             try:
                 self.child = subprocess.Popen(
                     self.plan.argv,
@@ -151,6 +165,8 @@ class Supervisor:
                     start_new_session=True,
                 )
             except OSError as error:
+                if head is not None:
+                    rayruntime.stop(head)
                 attempt.finished_at = records.now()
                 attempt.reason = Failure.UNKNOWN
                 run.message = f"process start failed: {error.strerror}"
@@ -162,7 +178,9 @@ class Supervisor:
         run.state = records.RUNNING
         records.save(run)
         code = self._wait(log_path)
-        kill_group(self.child.pid, signal.SIGKILL)  # leftovers die with the "pod"
+        procgroup.send(self.child.pid, signal.SIGKILL)  # leftovers die with the "pod"
+        if head is not None:
+            rayruntime.stop(head)
         attempt.finished_at = records.now()
         attempt.exit_code = code
         attempt.signal = -code if code < 0 else None
@@ -218,11 +236,6 @@ class Supervisor:
         run.evidence = record_evidence(run, self.plan, echo=self.echo)
         records.save(run)
         return run
-
-
-def kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 def _pump(path: Path, offset: int, stream: Echo, *, final: bool = False) -> int:

@@ -55,7 +55,7 @@ def test_a_failing_target_exits_non_zero_as_unknown_and_is_never_retried(local, 
     assert doc["status"]["state"] == "failed" and doc["status"]["startupFailed"] is True
     assert doc["phases"][-1]["name"] == "Failed"
     assert doc["diagnostics"][0]["code"] == "RUN_FAILED"
-    resumed = local.tau("run", "resume", name, cwd=repo)
+    resumed = local.tau("run", "resume", name, "-c", "tau/fail.yaml", cwd=repo)
     assert resumed.returncode == 2
     assert "non-retryable reason Unknown" in resumed.stderr
 
@@ -111,10 +111,12 @@ def test_resume_after_oom_needs_force_and_passes_the_checkpoint(local, tmp_path)
     first = local.tau("run", "oom", "--local", cwd=repo)
     assert first.returncode == 1
     name = run_name(first.stderr)
-    refused = local.tau("run", "resume", name, cwd=repo)
+    refused = local.tau("run", "resume", name, "-c", "tau/oom.yaml", cwd=repo)
     assert refused.returncode == 2 and "resume with --force" in refused.stderr
     (repo / "tau" / "oom.yaml").write_text(config("oom", "", "  env:\n    FAIL_TIMES: '0'"))
-    resumed = local.tau("run", "resume", name, "--force", "--from", "/data/ckpt", cwd=repo)
+    resumed = local.tau(
+        "run", "resume", name, "-c", "tau/oom.yaml", "--force", "--from", "/data/ckpt", cwd=repo
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "warning: config hash changed" in resumed.stderr
     output = local.data / "checkpoints" / "workflows" / name
