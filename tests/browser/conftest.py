@@ -21,7 +21,9 @@ FLAGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+# Module scope: sync_playwright runs an event loop for as long as it is open, and a loop left
+# running would break every later test that calls asyncio.run().
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.is_file():
         pytest.fail(
