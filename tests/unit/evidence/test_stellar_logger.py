@@ -78,6 +78,10 @@ def test_defaults_come_from_the_environment_and_explicit_arguments_win(tmp_path:
     run = stellar.init(project="p", group="mine", experiment_id="exp-x", dir=tmp_path)
     assert (run.group, run.experiment_id) == ("mine", "exp-x")
 
+    env.setenv("TAU_RUN_NAME", "engine-run-7")
+    assert stellar.init(project="p", dir=tmp_path).name == "engine-run-7"
+    assert stellar.init(project="p", run="mine", dir=tmp_path).name == "mine"
+
     env.delenv("TAU_EXPERIMENT_ID")
     env.delenv("TAU_EXPERIMENT")
     assert stellar.init(
