@@ -31,7 +31,7 @@ def record_evidence(
 ) -> dict[str, Any]:
     try:
         from tau.evidence import RunRecord, ingest_run
-    except ImportError as error:  # pragma: no cover - the portal extra is missing
+    except ImportError as error:  # the portal extra (pyarrow) is not installed
         echo(f"warning: evidence not recorded ({error}); install taugrid[portal]")
         return {"store": run.store, "error": str(error)}
     experiment = plan.intent.experiment
