@@ -6,13 +6,12 @@ snapshot can never authorize anything the live status would not have.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tau import atomicfile
 from tau.api.meta import API_VERSION
 from tau.errors import ValidationError
 from tau.profiles.select import PLATFORM, ProfileSet, ProfileUnavailable, consistent, ready_at
@@ -44,19 +43,8 @@ def dump_snapshot(snapshot: dict[str, Any]) -> str:
 
 
 def write_snapshot(snapshot: dict[str, Any], path: Path) -> None:
-    """Write atomically (temp file in the same directory, fsync, rename), mode 0644."""
-    path = Path(path)
-    fd, temp = tempfile.mkstemp(dir=path.parent or Path("."), prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(dump_snapshot(snapshot))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Write atomically (a reader sees the old file or the new one), mode 0644."""
+    atomicfile.write_text(Path(path), dump_snapshot(snapshot))
 
 
 def load_snapshot(path: Path) -> ProfileSet:

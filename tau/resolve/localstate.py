@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
+from tau import atomicfile
 from tau.api.connection import WorkspaceConnection
 from tau.errors import TauError, UsageError, ValidationError
 from tau.keys import ENV_CONFIG_DIR
@@ -56,17 +56,7 @@ def private_dir(path: Path) -> Path:
 def write_private(path: Path, data: bytes) -> None:
     """Atomically replace `path` with `data`, mode 0600, inside a 0700 directory."""
     private_dir(path.parent)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    atomicfile.write_bytes(path, data, mode=0o600)
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

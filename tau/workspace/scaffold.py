@@ -8,13 +8,11 @@ targets: those stay workspace concerns.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tau import __version__
+from tau import __version__, atomicfile
 from tau.api.connection import DESCRIPTOR_PATH, SCHEMA, AksResourceID
 from tau.api.workspace import RESEARCHER_ROLE, WORKSPACE_RBAC
 from tau.errors import UsageError
@@ -199,10 +197,6 @@ def scaffold(request: ScaffoldRequest) -> list[Path]:
     for rel, content in planned.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
+        atomicfile.write_text(path, content)
         written.append(path)
     return written

@@ -7,8 +7,6 @@ writing only what differs from the defaults or was given explicitly.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import yaml
 from hcl2 import SerializationOptions
 
 from infra.config import PROJECT, StackConfig, parse_stack_config, to_stack_settings
+from tau import atomicfile
 from tau.errors import UsageError, ValidationError
 
 # Variables older Terraform revisions declared and later removed, with what replaced them.
@@ -89,13 +88,5 @@ def write_stack_file(
         stack_document(config), sort_keys=False, default_flow_style=False
     )
     stacks_dir.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=stacks_dir, prefix=f".Pulumi.{stack}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomicfile.write_text(target, text)
     return target
