@@ -294,6 +294,8 @@ def register(app: typer.Typer) -> None:
     app.command("logs")(logs)
     app.command("cancel")(cancel)
     app.command("resume")(resume)
+    app.command("get")(get)
+    app.command("history")(history)
     local_run.register(app)
 
 
@@ -438,3 +440,83 @@ def resume(
         _say("dry run: nothing was deleted or submitted")
         return
     click.echo(f"{result.kind} {result.namespace}/{result.name} resumed")
+
+
+def get(
+    name: str = NAME,
+    artifact: str = typer.Option("", "--artifact", help="One file, relative to the results."),
+    path: str = typer.Option("", "--path", help="Result path (with --pvc; external Jobs)."),
+    pvc: str = typer.Option("", "--pvc", help="PVC holding --path."),
+    output: str = typer.Option("table", "-o", "--output", help="table, json or raw."),
+    namespace: str = namespace_option(),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+) -> None:
+    """Fetch a run's durable results through a short-lived read-only reader pod."""
+    if output not in ("table", "json", "raw"):
+        raise UsageError("--output must be table, json or raw")
+    from tau.cli.output import dump_json
+    from tau.lifecycle.artifacts import fetch, inside
+
+    if artifact:
+        inside("/", artifact)  # reject escapes before touching the cluster
+    target = _target(context, namespace, workspace)
+    result = fetch(target.client(), target.namespace, name, artifact=artifact, path=path, pvc=pvc)
+    if output == "json":
+        sys.stdout.write(dump_json(result) + "\n")
+        return
+    if output == "raw":
+        if result["directory"]:
+            raise UsageError("-o raw prints one file; pick it with --artifact")
+        sys.stdout.write(result["content"])
+        return
+    click.echo(f"PATH: {result['path']}")
+    click.echo(f"PVC: {result['pvc']}")
+    if not result["directory"]:
+        click.echo("---")
+        click.echo(result["content"])
+        return
+    click.echo("(directory)")
+    click.echo("ENTRIES:" if result["entries"] else "(empty)")
+    for entry in result["entries"]:
+        click.echo(f"  {entry}")
+    if result.get("checkpoint"):
+        click.echo(f"checkpoint: {result['checkpoint']}")
+    click.echo(f"Fetch one file with: tau run get {name} --artifact <NAME>")
+
+
+def history(
+    name: str = NAME,
+    output: str = typer.Option("table", "-o", "--output", help="table or json."),
+    namespace: str = namespace_option(),
+    workspace: str = workspace_option(),
+    context: str = context_option(),
+) -> None:
+    """Attempts, retries, resumes and the current state of a run."""
+    if output not in ("table", "json"):
+        raise UsageError("--output must be table or json")
+    from tau.cli.output import dump_json, print_table
+    from tau.kube.runtypes import EVENTS
+    from tau.lifecycle.history import history as build
+    from tau.lifecycle.snapshot import collect
+
+    target = _target(context, namespace, workspace)
+    kube = target.client()
+    snap = collect(kube, target.namespace, name)
+    data = build(snap, kube.list(EVENTS, target.namespace))
+    if output == "json":
+        sys.stdout.write(dump_json(data) + "\n")
+        return
+    if not data["found"] and not data["entries"]:
+        raise RuntimeFailure(
+            f'no Job, RayJob or retry history for "{name}" in namespace "{target.namespace}"'
+        )
+    click.echo(f"Run: {target.namespace}/{name}")
+    click.echo(f"State: {data['displayState']} (attempt {data['attempt']})")
+    if data["resumedFrom"]:
+        click.echo(f"Resumed from: {data['resumedFrom']}")
+    if data["entries"]:
+        rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in data["entries"]]
+        print_table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
+    else:
+        click.echo("No retries or resumes recorded.")

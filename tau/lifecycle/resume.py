@@ -14,7 +14,7 @@ from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
 from tau.lifecycle.classify import Failure, classify, resume_env
-from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, delete_workload
+from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, delete_workload, emit_event
 from tau.lifecycle.snapshot import Snapshot, collect
 
 RESEARCHER = "researcher"
@@ -109,4 +109,13 @@ def resume(
         return objects
     say(f"deleting failed workload {namespace}/{name}...")
     delete_workload(kube, namespace, name)
-    return submit(replacement)
+    submitted = submit(replacement)
+    emit_event(
+        kube,
+        collect(kube, namespace, name),
+        f"{name}-resume-{replacement.intent.provenance.submission_id[:8]}",
+        "RunResumed",
+        f"submission_id={name} resumed_after={failure} checkpoint={directory}",
+        say,
+    )
+    return submitted

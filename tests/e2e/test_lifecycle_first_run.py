@@ -86,6 +86,13 @@ def test_first_run_walkthrough_cpu_job(ws: Workspace) -> None:
     assert logs.returncode == 0, logs.stderr
     assert fx.DEFAULT_POD_LOG_LINE in logs.stdout
 
+    # No storage.output on a PVC: get explains what it needs instead of guessing.
+    results = ws.tau("run", "get", "first-train")
+    assert results.returncode == 2
+    assert "has no result annotations" in results.stderr and "--path and --pvc" in results.stderr
+    escaped = ws.tau("run", "get", "first-train", "--artifact", "../../etc/passwd")
+    assert escaped.returncode == 2 and "not a clean path inside the results" in escaped.stderr
+
     listed = ws.tau("run", "list")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines()[0] == "History: live-only"

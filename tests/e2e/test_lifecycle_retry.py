@@ -93,6 +93,13 @@ def test_a_preempted_run_is_retried_with_retry_env_and_succeeds(ws: Workspace) -
     )
     assert "recovered_after_attempt=1" in recorded["RayJobRetrySucceeded"]
 
+    history = json.loads(ws.tau("run", "history", "retry-preempt", "-o", "json").stdout)
+    assert history["attempt"] == 2
+    assert [(e["event"], e["failure"]) for e in history["entries"]] == [
+        ("retry", "Preempted"),
+        ("recovered", "Preempted"),
+    ]
+
 
 def test_an_unknown_failure_is_never_retried(ws: Workspace) -> None:
     ws.target("crash", job_target("retry-crash", resilience={"max_retries": 2, **FAST}))
@@ -132,6 +139,10 @@ def test_oom_is_retried_only_when_listed_and_resume_needs_force(ws: Workspace) -
     assert "failure reason: OOMKilled" in forced.stderr
     assert "deleting failed workload" in forced.stderr
     assert env_of(ws, "retry-oom")["TAU_RESUME_FROM"] == "/data/checkpoints/oom-1"
+    history = ws.tau("run", "history", "retry-oom")
+    assert history.returncode == 0, history.stderr
+    assert "Resumed from: /data/checkpoints/oom-1" in history.stdout
+    assert "resume" in history.stdout and "OOMKilled" in history.stdout
 
     listed = job_target(
         "retry-oom-listed", resilience={"max_retries": 1, "retry_on": ["OOMKilled"], **FAST}

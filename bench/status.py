@@ -1,0 +1,215 @@
+"""Benchmark: one `tau run status` refresh for a 2-pod vs a 256-pod Indexed Job, and
+submit→admitted latency of `tau run` vs `kubectl create` of the same rendered Job.
+
+Targets (COMPASS): API requests per status refresh independent of pod count; tau's
+submit→admitted overhead ≤ 20% over kubectl. Requests are counted twice: by the apiserver
+(`apiserver_request_total` GET/LIST deltas for the resources status reads, read through the
+admin client) and by tau's own client. Runs against the local control plane: an existing
+one via --kubeconfig (admin), else a fresh one started for the run.
+
+    python bench/status.py [--runs 5] [--kubeconfig PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+READ_RESOURCES = {
+    "jobs",
+    "rayjobs",
+    "workloads",
+    "admissionchecks",
+    "pods",
+    "resourceclaims",
+    "events",
+    "localqueues",
+    "workspaces",
+    "clusters",
+}
+
+
+def apiserver_reads(cluster) -> int:
+    """GET/LIST requests the apiserver has served for the resources status reads."""
+    text = cluster.kubectl("get", "--raw", "/metrics").stdout
+    total = 0
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels = line.split("{", 1)[1].rsplit("}", 1)[0]
+        fields = dict(part.split("=", 1) for part in labels.split('",') if "=" in part)
+        fields = {k.strip(): v.strip('"') for k, v in fields.items()}
+        if fields.get("verb") in ("GET", "LIST") and fields.get("resource") in READ_RESOURCES:
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def indexed_job(name: str, namespace: str, pods: int) -> dict:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"kueue.x-k8s.io/queue-name": "jobqueue", "tau.azure.com/managed-by": "tau"},
+        },
+        "spec": {
+            "suspend": True,
+            "completionMode": "Indexed",
+            "completions": pods,
+            "parallelism": pods,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"annotations": {"kwok.tau.azure.com/outcome": "run-forever"}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "example.azurecr.io/bench:1",
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def status_refresh(ws, name: str, runs: int) -> tuple[float, int, int]:
+    """(median wall ms of the CLI, apiserver reads per refresh, tau-client reads per refresh)."""
+    from tau.kube import KubeClient
+    from tau.lifecycle.snapshot import collect
+
+    walls, served = [], []
+    for _ in range(runs):
+        before = apiserver_reads(ws.cluster)
+        started = time.perf_counter()
+        result = ws.tau("run", "status", name, "-o", "json")
+        walls.append((time.perf_counter() - started) * 1000)
+        served.append(apiserver_reads(ws.cluster) - before)
+        assert result.returncode == 0, result.stderr
+    kube = KubeClient(ws.env["KUBECONFIG"], "research-cluster")
+    counted = collect(kube, ws.namespace, name).requests
+    return statistics.median(walls), min(served), counted
+
+
+def wait_admitted(kube, namespace: str, name: str, timeout: float = 120) -> float:
+    from tau.kube.resources import JOBS
+
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        job = kube.get_or_none(JOBS, name, namespace)
+        if job is not None and not job["spec"].get("suspend", True):
+            return time.perf_counter()
+        time.sleep(0.05)
+    raise SystemExit(f"{namespace}/{name} was not admitted within {timeout}s")
+
+
+def submit_latency(ws, runs: int) -> tuple[float, float]:
+    """Median seconds from command start to Kueue admission: tau run vs kubectl create."""
+    from lifecycle_env import job_target
+
+    from tau.kube import KubeClient
+
+    admin = KubeClient(ws.cluster.kubeconfig)
+    tau_times, kubectl_times = [], []
+    for i in range(runs):
+        name = f"lat-tau-{i}"
+        ws.target(name, job_target(name))
+        started = time.perf_counter()
+        result = ws.tau("run", name)
+        assert result.returncode == 0, result.stderr
+        tau_times.append(wait_admitted(admin, ws.namespace, name) - started)
+        rendered = ws.tau("run", name, "--dry-run=client").stdout.replace(name, f"lat-kc-{i}")
+        started = time.perf_counter()
+        created = subprocess.run(
+            [str(ws.cluster.bin_dir / "kubectl"), "create", "-f", "-"],
+            input=rendered,
+            env=ws.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert created.returncode == 0, created.stderr
+        kubectl_times.append(wait_admitted(admin, ws.namespace, f"lat-kc-{i}") - started)
+    return statistics.median(tau_times), statistics.median(kubectl_times)
+
+
+def bench(cluster, runs: int) -> None:
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
+    from lifecycle_env import workspace_setup
+
+    with tempfile.TemporaryDirectory() as tmp:
+        setup = workspace_setup(cluster, Path(tmp))
+        ws = next(setup)
+        try:
+            for name, pods in (("bench-2", 2), ("bench-256", 256)):
+                cluster.kubectl(
+                    "create", "-f", "-", input=json.dumps(indexed_job(name, ws.namespace, pods))
+                )
+
+            def started(name: str, pods: int) -> bool:
+                job = json.loads(
+                    cluster.kubectl("get", "job", name, "-n", ws.namespace, "-o", "json").stdout
+                )
+                return not job["spec"].get("suspend") and job.get("status", {}).get(
+                    "active", 0
+                ) + job.get("status", {}).get("ready", 0) >= min(pods, 1)
+
+            for name, pods in (("bench-2", 2), ("bench-256", 256)):
+                deadline = time.monotonic() + 180
+                while not started(name, pods) and time.monotonic() < deadline:
+                    time.sleep(1)
+            time.sleep(5)
+            print(f"{'status refresh':<22} {'pods':>5} {'wall ms':>8} {'apiserver':>10} {'tau':>5}")
+            rows = {}
+            for name, pods in (("bench-2", 2), ("bench-256", 256)):
+                wall, served, counted = status_refresh(ws, name, runs)
+                rows[pods] = (wall, served, counted)
+                print(f"{name:<22} {pods:>5} {wall:>8.0f} {served:>10} {counted:>5}")
+            print(
+                f"256-pod / 2-pod: requests x{rows[256][2] / rows[2][2]:.2f} (tau client), "
+                f"x{rows[256][1] / max(rows[2][1], 1):.2f} (apiserver); "
+                f"wall x{rows[256][0] / rows[2][0]:.2f}  (target: requests x1.00)"
+            )
+            tau_s, kubectl_s = submit_latency(ws, runs)
+            print(
+                f"submit→admitted median: tau run {tau_s * 1000:.0f} ms, kubectl create "
+                f"{kubectl_s * 1000:.0f} ms, ratio x{tau_s / kubectl_s:.2f} (target ≤ 1.20)"
+            )
+        finally:
+            for name in ("bench-2", "bench-256"):
+                cluster.kubectl("delete", "job", name, "-n", ws.namespace, check=False)
+            setup.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--kubeconfig", type=Path, help="admin kubeconfig of a running cluster")
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    from hack.localcluster import LocalCluster, build, start
+
+    if args.kubeconfig:
+        bench(LocalCluster.from_kubeconfig(args.kubeconfig), args.runs)
+        return
+    with tempfile.TemporaryDirectory() as state:
+        print("starting a local control plane...", file=sys.stderr)
+        cluster = start(Path(state), build())
+        try:
+            bench(cluster, args.runs)
+        finally:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""`tau run get`: durable results on the run's PVC, read by a short-lived reader pod.
+
+The result location comes from the workload's annotations (`tau.azure.com/result-path`,
+`result-pvc`) or from explicit `--path/--pvc` (external or deleted Jobs). The reader pod
+mounts the PVC read-only, runs one `ls` or `cat`, and is deleted; a requested artifact must
+stay inside the result path.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from tau import keys
+from tau.errors import RuntimeFailure, UsageError
+from tau.kube import KubeClient, KubeError
+from tau.kube.deletion import delete
+from tau.kube.resources import JOBS, PODS, RAY_JOBS
+from tau.kube.stream import pod_log, watch
+
+READER_IMAGE = "busybox:1.36.1"
+MARKER = ".tau-artifacts-complete"
+READER_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    pvc: str
+    publication: str = ""
+    publication_id: str = ""
+    checkpoint: str = ""
+
+
+def locate(kube: KubeClient, namespace: str, name: str, path: str, pvc: str) -> Location:
+    if path or pvc:
+        if not (path and pvc):
+            raise UsageError("--path and --pvc must be given together")
+        if not path.startswith("/"):
+            raise UsageError(f"--path must be absolute; got {path!r}")
+        return Location(posixpath.normpath(path), pvc)
+    found = []
+    for resource in (JOBS, RAY_JOBS):
+        try:
+            obj = kube.get_or_none(resource, name, namespace)
+        except KubeError as error:
+            if getattr(error, "resource_missing", False):
+                continue
+            raise
+        annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+        if annotations.get(keys.RESULT_PATH) and annotations.get(keys.RESULT_PVC):
+            found.append(annotations)
+    if len(found) > 1:
+        raise UsageError(
+            f'both a Job and a RayJob named "{name}" carry result annotations; pass --path '
+            "and --pvc to choose"
+        )
+    if not found:
+        raise UsageError(
+            f'run "{name}" in namespace "{namespace}" has no result annotations '
+            f"({keys.RESULT_PATH}, {keys.RESULT_PVC})",
+            hint="pass both --path and --pvc for an external or deleted Job; tau runs record "
+            "them when storage.output is on a PVC",
+        )
+    a = found[0]
+    return Location(
+        a[keys.RESULT_PATH],
+        a[keys.RESULT_PVC],
+        a.get(keys.ARTIFACT_PUBLICATION, ""),
+        a.get(keys.ARTIFACT_PUBLICATION_ID, ""),
+        a.get(keys.CHECKPOINT_ARTIFACT, ""),
+    )
+
+
+def inside(root: str, relative: str) -> str:
+    """`root/relative`, refusing absolute, unclean or escaping paths."""
+    if not relative or relative.startswith("/"):
+        raise UsageError(f"--artifact must be a relative path inside the results; got {relative!r}")
+    clean = posixpath.normpath(relative)
+    if clean != relative.rstrip("/") or clean == ".." or clean.startswith("../"):
+        raise UsageError(
+            f"--artifact {relative!r} is not a clean path inside the results (no '..', no "
+            "'.' segments)"
+        )
+    return posixpath.join(root, clean)
+
+
+def is_directory(path: str) -> bool:
+    return path.endswith("/") or not posixpath.splitext(path.rstrip("/"))[1]
+
+
+def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> dict[str, Any]:
+    restricted = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"tau-get-{uuid.uuid4().hex[:10]}",
+            "namespace": namespace,
+            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, "tau.azure.com/role": "reader"},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": int(READER_TIMEOUT),
+            "automountServiceAccountToken": False,
+            "containers": [
+                {
+                    "name": "reader",
+                    "image": READER_IMAGE,
+                    "command": ["sh", "-c", script, "tau-get", path],
+                    "securityContext": restricted,
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    "volumeMounts": [{"name": "results", "mountPath": mount, "readOnly": True}],
+                }
+            ],
+            "volumes": [
+                {"name": "results", "persistentVolumeClaim": {"claimName": pvc, "readOnly": True}}
+            ],
+        },
+    }
+
+
+def read_with_pod(kube: KubeClient, namespace: str, pod: dict[str, Any]) -> str:
+    """Create the reader pod, wait for it to finish, return its output, delete it."""
+    name = pod["metadata"]["name"]
+    kube.create(PODS, pod, namespace)
+    try:
+        deadline = time.monotonic() + READER_TIMEOUT
+        phase = ""
+        while phase not in ("Succeeded", "Failed"):
+            if time.monotonic() >= deadline:
+                raise RuntimeFailure(
+                    f"reader pod {namespace}/{name} did not finish within {READER_TIMEOUT:g}s",
+                    hint="check that the PVC is bound and mountable in this namespace",
+                    owner="platform operator (storage)",
+                )
+            for event in watch(
+                kube, PODS, namespace, field_selector=f"metadata.name={name}", timeout_seconds=10
+            ):
+                phase = ((event.get("object") or {}).get("status") or {}).get("phase", "")
+                if phase in ("Succeeded", "Failed"):
+                    break
+        text = "\n".join(pod_log(kube, namespace, name, container="reader"))
+        if phase == "Failed":
+            raise RuntimeFailure(f"reading results failed: {text.strip()[:300]}")
+        return text
+    finally:
+        delete(kube, PODS, name, namespace)
+
+
+def mount_point(path: str) -> str:
+    """The PVC is mounted where the run mounted it: the first path segment (e.g. /data)."""
+    parts = [p for p in path.split("/") if p]
+    return "/" + parts[0] if parts else "/data"
+
+
+def check_published(kube: KubeClient, namespace: str, where: Location) -> None:
+    if where.publication != "staged" or not where.publication_id:
+        return
+    marker = posixpath.join(where.path, ".tau-artifacts", where.publication_id, MARKER)
+    pod = reader_pod(namespace, where.pvc, mount_point(where.path), 'cat -- "$1" || true', marker)
+    content = read_with_pod(kube, namespace, pod).strip()
+    if content != f"complete {where.publication_id}":
+        raise RuntimeFailure(
+            f"results at {where.path} are not published yet (no completion marker for "
+            f"publication {where.publication_id})",
+            hint="the run may still be running or failed before publishing",
+            owner="researcher",
+        )
+
+
+def fetch(
+    kube: KubeClient, namespace: str, name: str, *, artifact: str, path: str, pvc: str
+) -> dict[str, Any]:
+    where = locate(kube, namespace, name, path, pvc)
+    target = inside(where.path, artifact) if artifact else where.path
+    check_published(kube, namespace, where)
+    mount = mount_point(where.path)
+    if not artifact and is_directory(target):
+        pod = reader_pod(namespace, where.pvc, mount, 'ls -1Ap -- "$1"', target)
+        entries = [e for e in read_with_pod(kube, namespace, pod).splitlines() if e]
+        return {"path": target, "pvc": where.pvc, "directory": True, "entries": entries,
+                "checkpoint": where.checkpoint}  # fmt: skip
+    pod = reader_pod(namespace, where.pvc, mount, 'cat -- "$1"', target)
+    return {"path": target, "pvc": where.pvc, "directory": False,
+            "content": read_with_pod(kube, namespace, pod)}  # fmt: skip

@@ -1,0 +1,42 @@
+"""Result paths: requested artifacts stay inside the results; the reader pod only reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from tau.errors import UsageError
+from tau.lifecycle.artifacts import inside, is_directory, mount_point, reader_pod
+
+
+def test_a_relative_artifact_joins_the_result_path():
+    assert inside("/data/out/run-1", "metrics/final.json") == "/data/out/run-1/metrics/final.json"
+
+
+@pytest.mark.parametrize(
+    "escape", ["../x", "../../etc/passwd", "/etc/passwd", "a/../../b", "a/./b", "", ".."]
+)
+def test_escaping_or_unclean_artifacts_are_refused(escape):
+    with pytest.raises(UsageError):
+        inside("/data/out/run-1", escape)
+
+
+def test_directory_heuristic():
+    assert is_directory("/data/out/run-1")
+    assert is_directory("/data/out/run.v1/")
+    assert not is_directory("/data/out/model.safetensors")
+
+
+def test_the_reader_pod_mounts_the_claim_read_only_and_runs_restricted():
+    pod = reader_pod("research", "blob-training", "/data", 'ls -1Ap -- "$1"', "/data/out")
+    [container] = pod["spec"]["containers"]
+    assert container["volumeMounts"] == [
+        {"name": "results", "mountPath": "/data", "readOnly": True}
+    ]
+    assert pod["spec"]["volumes"][0]["persistentVolumeClaim"] == {
+        "claimName": "blob-training",
+        "readOnly": True,
+    }
+    assert container["command"][-1] == "/data/out"  # the path is an argument, never shell text
+    assert container["securityContext"]["runAsNonRoot"] is True
+    assert pod["spec"]["automountServiceAccountToken"] is False
+    assert mount_point("/data/checkpoints/x") == "/data"
