@@ -14,9 +14,10 @@ from pydantic import ConfigDict, Field, model_validator
 from tau.api.meta import (
     DNS1123_SUBDOMAIN,
     INT32_MAX,
-    Condition,
+    Conditions,
     CrdInfo,
     KubeObject,
+    ObservedGeneration,
     PrinterColumn,
     SpecModel,
     StatusModel,
@@ -231,11 +232,11 @@ class ResolvedWorkloadProfile(WorkloadProfileFields):
     topologies: list[str] | None = None
     workload_priority_classes: list[str] | None = None
     pod_priority_classes: list[str] | None = None
-    conditions: list[Condition] | None = Field(default=None, json_schema_extra=list_map("type"))
+    conditions: Conditions = None
 
 
 class ProfileSetStatus(StatusModel):
-    observed_generation: int | None = Field(default=None, json_schema_extra={"format": "int64"})
+    observed_generation: ObservedGeneration = None
     observed: int = Field(default=0, json_schema_extra={"format": "int32"})
     ready: int = Field(default=0, json_schema_extra={"format": "int32"})
     drifted: int = Field(default=0, json_schema_extra={"format": "int32"})
@@ -247,13 +248,13 @@ class ProfileSetStatus(StatusModel):
 
 class TauClusterStatus(StatusModel):
     phase: Literal["Pending", "Ready", "Degraded"] | None = None
-    observed_generation: int | None = Field(default=None, json_schema_extra={"format": "int64"})
+    observed_generation: ObservedGeneration = None
     desired_state_hash: str | None = None
     nodes: Counts | None = None
     queues: Counts | None = None
     workload_profiles: ProfileSetStatus | None = None
     managed_resources: list[ManagedResource] | None = None
-    conditions: list[Condition] | None = Field(default=None, json_schema_extra=list_map("type"))
+    conditions: Conditions = None
 
 
 class TauCluster(KubeObject):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -69,6 +69,11 @@ class Condition(StatusModel):
     last_transition_time: str = Field(json_schema_extra={"format": "date-time"})
     reason: str = Field(min_length=1, max_length=1024)
     message: str = Field(default="", max_length=32768)
+
+
+# Every status reports these two the same way; declare them as `= None` fields.
+ObservedGeneration = Annotated[int | None, Field(json_schema_extra={"format": "int64"})]
+Conditions = Annotated[list[Condition] | None, Field(json_schema_extra=list_map("type"))]
 
 
 def now_rfc3339() -> str:

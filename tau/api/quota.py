@@ -11,13 +11,13 @@ from typing import Literal
 from pydantic import Field
 
 from tau.api.meta import (
-    Condition,
+    Conditions,
     CrdInfo,
     KubeObject,
+    ObservedGeneration,
     PrinterColumn,
     SpecModel,
     StatusModel,
-    list_map,
 )
 
 
@@ -33,10 +33,10 @@ class TauQuotaRequestSpec(SpecModel):
 
 class TauQuotaRequestStatus(StatusModel):
     phase: Literal["PendingApproval", "Approved", "Rejected", "Expired"] | None = None
-    observed_generation: int | None = Field(default=None, json_schema_extra={"format": "int64"})
+    observed_generation: ObservedGeneration = None
     decision: str | None = None
     approved_by: str | None = None
-    conditions: list[Condition] | None = Field(default=None, json_schema_extra=list_map("type"))
+    conditions: Conditions = None
 
 
 class TauQuotaRequest(KubeObject):

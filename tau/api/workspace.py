@@ -13,13 +13,13 @@ from pydantic import ConfigDict, Field, model_validator
 from tau.api.meta import (
     DNS1123_LABEL,
     INT32_MAX,
-    Condition,
+    Conditions,
     CrdInfo,
     KubeObject,
+    ObservedGeneration,
     PrinterColumn,
     SpecModel,
     StatusModel,
-    list_map,
 )
 
 RESEARCHER_ROLE = "tau-researcher-v1"
@@ -117,10 +117,10 @@ class ResolvedQueue(StatusModel):
 
 class TauWorkspaceStatus(StatusModel):
     phase: Literal["Pending", "Ready", "Degraded"] | None = None
-    observed_generation: int | None = Field(default=None, json_schema_extra={"format": "int64"})
+    observed_generation: ObservedGeneration = None
     target: ResolvedTarget | None = None
     queue: ResolvedQueue | None = None
-    conditions: list[Condition] | None = Field(default=None, json_schema_extra=list_map("type"))
+    conditions: Conditions = None
 
 
 class TauWorkspace(KubeObject):
