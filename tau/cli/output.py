@@ -59,6 +59,11 @@ def print_table(
     Console(soft_wrap=True).print(table)
 
 
+def print_records(columns: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
+    """A table of the named keys of each record (the json/yaml form keeps every key)."""
+    print_table(columns, [[record[column] for column in columns] for record in records])
+
+
 def emit(
     data: Any,
     output: Output,

@@ -11,7 +11,7 @@ import typer
 from tau.api.connection import DEFAULT_SYSTEM_NAMESPACE
 from tau.cli.groups import TargetGroup
 from tau.cli.options import context_option
-from tau.cli.output import Output, dump_yaml, emit, output_option, print_table
+from tau.cli.output import Output, dump_yaml, emit, output_option, print_records, print_table
 from tau.errors import UsageError
 
 app = typer.Typer(
@@ -35,10 +35,12 @@ app.add_typer(connection_app, name="connection")
 app.add_typer(quota_app, name="quota")
 
 
-def system_namespace_option() -> typer.Option:
+def system_namespace_option(short: bool = False) -> typer.Option:
+    """`--system-namespace`; `-n` too where no workload namespace flag claims it."""
+    flags = ("-n", "--system-namespace") if short else ("--system-namespace",)
     return typer.Option(
         DEFAULT_SYSTEM_NAMESPACE,
-        "--system-namespace",
+        *flags,
         help="Namespace holding TauWorkspace objects (the TauGrid system namespace).",
     )
 
@@ -72,6 +74,11 @@ def _lines(pairs: list[tuple[str, str]]) -> None:
     width = max(len(label) for label, _ in pairs) + 2
     for label, value in pairs:
         typer.echo(f"{label + ':':<{width}}{value}")
+
+
+def _project_pair(source) -> list[tuple[str, str]]:
+    """The Project line, shown only for a monorepo catalog's project."""
+    return [("Project", source.project)] if source.project else []
 
 
 def _authorization_text(descriptor) -> str:
@@ -154,8 +161,8 @@ def connection(
 
     def connected() -> None:
         typer.echo("Connected.")
-        pairs = [("Project", source.project)] if source.project else []
-        pairs += [
+        pairs = [
+            *_project_pair(source),
             ("Workspace", descriptor.workspace),
             ("Descriptor", source.shown),
             ("Status", "Ready"),
@@ -171,8 +178,8 @@ def connection(
 
 def _identity_pairs(source) -> list[tuple[str, str]]:
     descriptor = source.descriptor
-    pairs = [("Project", source.project)] if source.project else []
-    pairs += [
+    pairs = [
+        *_project_pair(source),
         ("Workspace", descriptor.workspace),
         ("Descriptor", source.shown),
         ("Context", descriptor.context_name),
@@ -304,7 +311,7 @@ def connection_inspect(project: str = project_option(), output: Output = output_
         _lines(
             [
                 ("Source", f"{source.kind} ({source.shown})"),
-                *((("Project", source.project),) if source.project else ()),
+                *_project_pair(source),
                 ("Workspace", descriptor.workspace),
                 ("Context", descriptor.context_name),
                 ("Authorization", _authorization_text(descriptor)),
@@ -336,9 +343,7 @@ def connection_clear() -> None:
 
 @app.command("list")
 def list_(
-    system_namespace: str = typer.Option(
-        DEFAULT_SYSTEM_NAMESPACE, "-n", "--system-namespace", help="TauGrid system namespace."
-    ),
+    system_namespace: str = system_namespace_option(short=True),
     context: str = context_option(),
     output: Output = output_option(),
 ) -> None:
@@ -350,7 +355,7 @@ def list_(
     emit(
         rows,
         output,
-        table=lambda: print_table(columns, [[row[c] for c in columns] for row in rows]),
+        table=lambda: print_records(columns, rows),
     )
 
 
@@ -378,9 +383,7 @@ def _status_table(status: dict) -> None:
 @app.command("status")
 def status(
     name: str = typer.Argument(..., help="TauWorkspace name."),
-    system_namespace: str = typer.Option(
-        DEFAULT_SYSTEM_NAMESPACE, "-n", "--system-namespace", help="TauGrid system namespace."
-    ),
+    system_namespace: str = system_namespace_option(short=True),
     context: str = context_option(),
     output: Output = output_option(),
 ) -> None:
@@ -397,9 +400,7 @@ def check(
     data_pvc: str = typer.Option(
         "", "--data-pvc", help="Also check this PVC in the workspace namespace (Bound/missing)."
     ),
-    system_namespace: str = typer.Option(
-        DEFAULT_SYSTEM_NAMESPACE, "-n", "--system-namespace", help="TauGrid system namespace."
-    ),
+    system_namespace: str = system_namespace_option(short=True),
     context: str = context_option(),
     output: Output = output_option(),
 ) -> None:
@@ -578,10 +579,10 @@ def quota_show(
     def table() -> None:
         typer.echo(f"ClusterQueue: {data['clusterQueue']}")
         columns = ("flavor", "resource", "nominal", "used")
-        print_table(columns, [[row[c] for c in columns] for row in data["quota"]])
+        print_records(columns, data["quota"])
         if data["requests"]:
             columns = ("name", "resource", "requested", "phase")
-            print_table(columns, [[row[c] for c in columns] for row in data["requests"]])
+            print_records(columns, data["requests"])
 
     emit(data, output, table=table)
 
