@@ -16,6 +16,7 @@ from tau.api.connection import (
 )
 from tau.errors import ValidationError
 from tau.resolve.discovery import parse_descriptor_text
+from tests.unit.descriptors import descriptor_text
 
 SUB = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
@@ -157,19 +158,7 @@ def test_digest_is_stable_and_changes_with_content():
     assert first.digest != validate_descriptor(variant(workspace="other"), "x").digest
 
 
-DESCRIPTOR_TEXT = """\
-schema: tau.workspace.connection.v1
-workspace: research
-cluster:
-  contextName: research-cluster
-access:
-  method: kubeconfig
-authorization:
-  mode: workspace-rbac
-  requiredRole: tau-researcher-v1
-requirements:
-  minTauVersion: 0.1.0
-"""
+DESCRIPTOR_TEXT = descriptor_text(context="research-cluster")
 
 JWT = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJl"
 

@@ -6,25 +6,13 @@ from pathlib import Path
 
 import pytest
 
-DESCRIPTOR = """\
-schema: tau.workspace.connection.v1
-workspace: {workspace}
-cluster:
-  contextName: {context}
-access:
-  method: kubeconfig
-authorization:
-  mode: workspace-rbac
-  requiredRole: tau-researcher-v1
-requirements:
-  minTauVersion: 0.1.0
-"""
+from tests.unit.descriptors import descriptor_text
 
 
 def _write_descriptor(root: Path, workspace: str = "research", context: str = "lab") -> Path:
     path = root / "tau" / "workspace.connection.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(DESCRIPTOR.format(workspace=workspace, context=context))
+    path.write_text(descriptor_text(workspace, context))
     return path
 
 

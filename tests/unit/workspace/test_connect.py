@@ -20,20 +20,9 @@ from tau.resolve import kubeconfig as kubeconfigs
 from tau.resolve import localstate
 from tau.resolve.discovery import discover_connection
 from tau.workspace.connect import Interaction, connect
+from tests.unit.descriptors import descriptor_text
 
-DESCRIPTOR = """\
-schema: tau.workspace.connection.v1
-workspace: research
-cluster:
-  contextName: lab
-access:
-  method: kubeconfig
-authorization:
-  mode: workspace-rbac
-  requiredRole: tau-researcher-v1
-requirements:
-  minTauVersion: 0.1.0
-"""
+DESCRIPTOR = descriptor_text()
 
 
 @pytest.fixture
