@@ -296,7 +296,6 @@ def register(app: typer.Typer) -> None:
     app.command("resume")(resume)
     app.command("get")(get)
     app.command("history")(history)
-    local_run.register(app)
 
 
 def submit_run(
@@ -451,10 +450,13 @@ def get(
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
+    local: bool = local_run.LOCAL,
 ) -> None:
     """Fetch a run's durable results through a short-lived read-only reader pod."""
     if output not in ("table", "json", "raw"):
         raise UsageError("--output must be table, json or raw")
+    if local_run.routes(name, local):
+        return local_run.get(name, artifact=artifact, output=output)
     from tau.cli.output import dump_json
     from tau.lifecycle.artifacts import fetch, inside
 

@@ -31,6 +31,9 @@ def tail_lines(path: Path, count: int) -> tuple[list[str], int]:
 
 def stream(name: str, *, tail: int, follow: bool, out: Callable[[str], None]) -> None:
     run = records.require(name)
+    while follow and run.current is None and effective_state(run)[0] not in records.TERMINAL:
+        time.sleep(POLL_SECONDS)
+        run = records.require(name)
     attempt = run.current
     if attempt is None:
         return

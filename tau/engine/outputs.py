@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from tau.engine.records import LocalRun
 from tau.errors import RuntimeFailure, UsageError
@@ -35,16 +35,12 @@ def listing(run: LocalRun) -> Listing:
 
 
 def artifact(run: LocalRun, relative: str) -> Path:
-    """One file inside the output directory; absolute paths and `..` escapes are refused."""
-    pure = PurePosixPath(relative)
-    if not relative or pure.is_absolute() or ".." in pure.parts:
-        raise UsageError(
-            f"--artifact {relative!r} must be a clean path relative to the run's output "
-            "directory (no leading '/', no '..')"
-        )
+    """One file inside the output directory; the cluster's path rules (no escapes) apply."""
+    from tau.lifecycle.artifacts import inside
+
     root = Path(run.output_dir).resolve()
-    path = (root / pure).resolve()
-    if not path.is_relative_to(root):
+    path = Path(inside(str(root), relative)).resolve()
+    if not path.is_relative_to(root):  # a symlink out of the output directory
         raise UsageError(f"--artifact {relative!r} escapes the output directory {root}")
     if not path.is_file():
         raise RuntimeFailure(

@@ -111,3 +111,29 @@ def test_a_run_whose_supervisor_died_is_reported_failed_and_cancel_still_kills_i
     cancelled = local.tau("run", "cancel", name, cwd=repo)
     assert cancelled.returncode == 0, cancelled.stderr
     assert wait_gone(pids) == []
+
+
+TICKS = """\
+import time
+for i in range(3):
+    print(f"tick {i}", flush=True)
+    time.sleep(0.5)
+print("done", end="")
+"""
+
+
+def test_logs_follow_streams_a_running_run_until_it_ends(local, tmp_path):
+    config = CONFIG.replace("../tree.py", "../ticks.py")
+    repo = project(tmp_path / "repo", "ticks", config, {"ticks.py": TICKS})
+    supervisor = local.popen("run", "ticks", "--local", cwd=repo)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+        (local.state / "runs" / n / "record.json").exists() for n in local.runs()
+    ):
+        time.sleep(0.05)
+    (name,) = local.runs()
+    followed = local.tau("logs", name, "-f", "--tail", "-1", cwd=repo, timeout=60)
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.splitlines() == ["tick 0", "tick 1", "tick 2", "done"]
+    supervisor.communicate(timeout=30)
+    assert supervisor.returncode == 0

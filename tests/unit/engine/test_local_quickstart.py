@@ -47,7 +47,7 @@ def test_quickstart_runs_locally_and_everything_about_it_can_be_read_back(local)
     one = local.tau("run", "get", name, "--artifact", "model.json", "-o", "raw", cwd=QUICKSTART)
     assert json.loads(one.stdout) == model
     escape = local.tau("run", "get", name, "--artifact", "../x", cwd=QUICKSTART)
-    assert escape.returncode == 2 and "relative" in escape.stderr
+    assert escape.returncode == 2 and "not a clean path" in escape.stderr
 
     listed = local.tau("run", "list", "--local", cwd=QUICKSTART)
     assert name in listed.stdout and "local" in listed.stdout.splitlines()[1]
