@@ -83,8 +83,8 @@ def build_plan(
             "compute.gpus" if intent.engine == "job" else "compute.workers x gpus_per_worker"
         )
         raise RuntimeFailure(
-            f"{intent.name} needs {needed} GPU(s) ({field_name}) but this machine has "
-            f"{gpus.count} ({gpus.detail}); short by {needed - gpus.count}",
+            f"{getattr(loaded, 'path', intent.name)} needs {needed} GPU(s) ({field_name}) but "
+            f"this machine has {gpus.count} ({gpus.detail}); short by {needed - gpus.count}",
             hint="run it on the cluster (tau run without --local) or lower the GPU count",
             owner=RESEARCHER,
         )

@@ -136,7 +136,7 @@ def test_a_target_needing_8_gpus_is_refused_before_anything_starts(local, tmp_pa
     repo = project(tmp_path / "repo", "big", config("big", gpus=8), {"job.py": MARKER})
     result = local.tau("run", "big", "--local", cwd=repo)
     assert result.returncode == 1
-    assert "needs 8 GPU(s) (compute.gpus) but this machine has 0" in result.stderr
+    assert "tau/big.yaml needs 8 GPU(s) (compute.gpus) but this machine has 0" in result.stderr
     assert "short by 8" in result.stderr
     assert not (repo / "started").exists()
     assert local.runs() == []
