@@ -405,10 +405,10 @@ def profiles_export(
 @app.command("explain-values", help="Print the TauGrid install values reference (Markdown).")
 def explain_values(
     chart: str = typer.Option(
-        "", "--chart", help="Local chart directory (default: this checkout's)."
+        "", "--chart", help="Local chart directory (default: the chart shipped with tau)."
     ),
 ) -> None:
     from tau.cluster import values_reference
 
-    chart_dir = Path(chart) if chart else values_reference.checkout_chart()
+    chart_dir = Path(chart) if chart else values_reference.default_chart()
     typer.echo(values_reference.markdown(chart_dir), nl=False)

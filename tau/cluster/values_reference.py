@@ -31,10 +31,13 @@ class ValueDoc:
     description: str
 
 
-def checkout_chart() -> Path | None:
-    """The chart of the source checkout this package runs from, if any."""
-    candidate = Path(__file__).resolve().parents[2] / "charts" / "taugrid"
-    return candidate if (candidate / "values.yaml").is_file() else None
+def default_chart() -> Path | None:
+    """The chart of the source checkout this package runs from, else the one the wheel ships."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package.parent / "charts" / "taugrid", package / "_charts" / "taugrid"):
+        if (candidate / "values.yaml").is_file():
+            return candidate
+    return None
 
 
 def comment_docs(text: str) -> dict[str, str]:
