@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau.errors import RuntimeFailure, TauError, UsageError
-from tau.kube import KubeClient, KubeError, NotFoundError
+from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
 from tau.kube.stream import pod_log
 from tau.lifecycle import objects as o
@@ -105,16 +105,28 @@ def _reader(
     kube: KubeClient, namespace: str, pod: dict[str, Any], container: str, opts: LogOptions
 ):
     def read() -> Iterator[str]:
-        return pod_log(
-            kube,
-            namespace,
-            o.name(pod),
-            container=container,
-            tail=opts.tail,
-            previous=opts.previous,
-            timestamps=opts.timestamps,
-            follow=opts.follow,
-        )
+        try:
+            yield from pod_log(
+                kube,
+                namespace,
+                o.name(pod),
+                container=container,
+                tail=opts.tail,
+                previous=opts.previous,
+                timestamps=opts.timestamps,
+                follow=opts.follow,
+            )
+        except InvalidError as error:
+            # HTTP 400 from the kubelet: no such instance (e.g. --previous without a restart).
+            what = "previous instance of " if opts.previous else ""
+            raise RuntimeFailure(
+                f"cannot read the {what}container {container} of pod {o.name(pod)}: "
+                f"{error.one_line().split('rejected it: ', 1)[-1]}",
+                hint="--previous needs a container that restarted or was replaced"
+                if opts.previous
+                else "",
+                owner="",
+            ) from None
 
     return read
 

@@ -84,7 +84,26 @@ def test_first_run_walkthrough_cpu_job(ws: Workspace) -> None:
 
     logs = ws.tau("logs", "first-train")
     assert logs.returncode == 0, logs.stderr
-    assert fx.DEFAULT_POD_LOG_LINE in logs.stdout
+    assert logs.stdout.splitlines() == [fx.DEFAULT_POD_LOG_LINE]
+    pod_name = pod["name"]
+    prefixed = ws.tau("run", "logs", "first-train", "--prefix", "--timestamps", "-c", "main")
+    assert prefixed.returncode == 0, prefixed.stderr
+    [line] = prefixed.stdout.splitlines()
+    assert line.startswith(f"[pod/{pod_name}/main] ")
+    assert line.endswith(f"Z {fx.DEFAULT_POD_LOG_LINE}")  # kubelet timestamp, then the line
+    assert ws.tau("run", "logs", "first-train", "--tail", "0").stdout == ""
+    wrong = ws.tau("run", "logs", "first-train", "-c", "sidecar")
+    assert wrong.returncode == 2 and '"sidecar" is not in pod' in wrong.stderr
+    missing = ws.tau("logs", "no-such-run")
+    assert missing.returncode == 1
+    assert "nor in any cached workspace connection" in missing.stderr
+
+    # A finished run has no live GPU telemetry: reported unavailable, never as zero.
+    profiled = json.loads(
+        ws.tau("run", "status", "first-train", "--run-profile", "-o", "json").stdout
+    )
+    assert profiled["metrics"]["gpuRuntime"]["available"] is False
+    assert profiled["profile"][0]["value"].startswith("unavailable")
 
     # No storage.output on a PVC: get explains what it needs instead of guessing.
     results = ws.tau("run", "get", "first-train")
