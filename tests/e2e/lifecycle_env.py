@@ -109,8 +109,9 @@ def tau_cluster(namespace: str) -> dict[str, Any]:
 def platform_grants(user: str, suffix: str, namespace: str) -> list[dict[str, Any]]:
     """What the platform grants researchers besides the chart's `tau-researcher-v1` role:
     get on the singleton TauCluster (connected submission reads the published profiles,
-    fail-closed) and creating Events in the workspace namespace (retry attempts are
-    recorded as Events on the workload).
+    fail-closed), creating Events in the workspace namespace (retry attempts are
+    recorded as Events on the workload), and creating/deleting pods there (`tau run get`
+    reads results through a short-lived read-only reader pod).
     """
     name = f"tau-profile-reader-{suffix}"
     subject = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}
@@ -119,7 +120,10 @@ def platform_grants(user: str, suffix: str, namespace: str) -> list[dict[str, An
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
             "metadata": {"name": "tau-run-events", "namespace": namespace},
-            "rules": [{"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}],
+            "rules": [
+                {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]},
+            ],
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",

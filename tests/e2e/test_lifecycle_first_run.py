@@ -8,6 +8,8 @@ pool → Complete, and cancel gives the quota back.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,6 +160,104 @@ def test_gpu_job_lands_on_h200_and_cancel_releases_quota(ws: Workspace) -> None:
     wait_for("the workspace LocalQueue to release its quota", queue_idle, timeout=60)
     again = ws.tau("run", "list")
     assert "No jobs found" in again.stdout
+
+
+def results_volume(ws: Workspace, tmp_path: Path) -> str:
+    """A bound PVC for run results (the local plane has no provisioner)."""
+    claim = "results"
+    ws.cluster.apply(
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": f"results-{ws.namespace}"},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "hostPath": {"path": str(tmp_path)},
+                    "claimRef": {"namespace": ws.namespace, "name": claim},
+                },
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "namespace": ws.namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "volumeName": f"results-{ws.namespace}",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        ]
+    )
+    return claim
+
+
+def answer_reader_pods(ws: Workspace, tmp_path: Path, outputs: list[list[str]]) -> None:
+    """Play the reader pod's part on KWOK: each new reader pod prints the next output."""
+
+    def serve() -> None:
+        served: set[str] = set()
+        deadline = time.monotonic() + 120
+        while outputs and time.monotonic() < deadline:
+            pods = ws.get("pods", "-n", ws.namespace, "-l", "tau.azure.com/role=reader") or {}
+            for pod in pods.get("items") or []:
+                name = pod["metadata"]["name"]
+                if name in served or pod["metadata"].get("deletionTimestamp"):
+                    continue
+                served.add(name)
+                log = tmp_path / f"{name}.log"
+                lines = outputs.pop(0)
+                log.write_text("".join(f"2026-01-01T00:00:00Z stdout F {x}\n" for x in lines))
+                logs = {
+                    "apiVersion": "kwok.x-k8s.io/v1alpha1",
+                    "kind": "Logs",
+                    "metadata": {"name": name, "namespace": ws.namespace},
+                    "spec": {"logs": [{"containers": ["reader"], "logsFile": str(log)}]},
+                }
+                ws.cluster.apply([logs])
+                ws.kubectl(
+                    "annotate", "pod", name, "-n", ws.namespace,
+                    f"{fx.POD_OUTCOME_ANNOTATION}={fx.OUTCOME_SUCCEED}",
+                )  # fmt: skip
+            time.sleep(0.3)
+
+    threading.Thread(target=serve, daemon=True).start()
+
+
+def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    claim = results_volume(ws, tmp_path)
+    body = job_target("with-results", storage={"data_pvc": claim, "output": "/data/out/run-1"})
+    ws.target("results", body)
+    submitted = ws.tau("run", "results")
+    assert submitted.returncode == 0, submitted.stderr
+    job = ws.get("job", "with-results", "-n", ws.namespace)
+    annotations = job["metadata"]["annotations"]
+    assert annotations["tau.azure.com/result-path"] == "/data/out/run-1"
+    assert annotations["tau.azure.com/result-pvc"] == claim
+
+    answer_reader_pods(ws, tmp_path, [["model/", "metrics.json"], ['{"loss": 0.1}']])
+    listed = ws.tau("run", "get", "with-results")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[:6] == [
+        "PATH: /data/out/run-1",
+        f"PVC: {claim}",
+        "(directory)",
+        "ENTRIES:",
+        "  model/",
+        "  metrics.json",
+    ]
+    assert "Fetch one file with: tau run get with-results --artifact <NAME>" in listed.stdout
+    raw = ws.tau("run", "get", "with-results", "--artifact", "metrics.json", "-o", "raw")
+    assert raw.returncode == 0, raw.stderr
+    assert raw.stdout == '{"loss": 0.1}'
+    readers = ws.get("pods", "-n", ws.namespace, "-l", "tau.azure.com/role=reader") or {}
+    assert all(p["metadata"].get("deletionTimestamp") for p in readers.get("items") or [])
+    assert ws.tau("run", "cancel", "with-results").returncode == 0
 
 
 def test_unknown_run_is_reported_with_the_list_action(ws: Workspace, tmp_path: Path) -> None:
