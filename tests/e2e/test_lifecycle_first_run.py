@@ -260,6 +260,47 @@ def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
     assert ws.tau("run", "cancel", "with-results").returncode == 0
 
 
+def test_an_external_job_is_hidden_by_default_but_observable(ws: Workspace) -> None:
+    external = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "external-job", "namespace": ws.namespace},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "work", "image": "example.azurecr.io/tool:2"}],
+                }
+            },
+        },
+    }
+    ws.cluster.apply([external])
+    wait_for(
+        "the external Job's pod",
+        lambda: (ws.get("pods", "-n", ws.namespace, "-l", "job-name=external-job") or {}).get(
+            "items"
+        ),
+        timeout=60,
+    )
+    assert "external-job" not in ws.tau("run", "list").stdout
+    listed = ws.tau("run", "list", "--include-external")
+    assert listed.returncode == 0, listed.stderr
+    row = next(line for line in listed.stdout.splitlines() if "external-job" in line)
+    assert row.split()[1] == "Job" and row.split()[-1] == "external"
+    assert "SOURCE" in listed.stdout
+
+    logs = ws.tau("logs", "external-job", "-c", "work", "--timestamps")
+    assert logs.returncode == 0, logs.stderr
+    assert logs.stdout.strip().endswith(fx.DEFAULT_POD_LOG_LINE)
+    hints = ws.tau("run", "status", "external-job", "--diagnostic-hints")
+    assert hints.returncode == 0, hints.stderr
+    assert "Deep diagnostics (kubectl escape hatches):" in hints.stdout
+    assert "'kubectl' '--context' 'research-cluster' '--kubeconfig'" in hints.stdout
+    assert "Kueue admission" in hints.stdout  # no Workload: points at the queue label
+    ws.kubectl("delete", "job", "external-job", "-n", ws.namespace, "--wait=false")
+
+
 def test_unknown_run_is_reported_with_the_list_action(ws: Workspace, tmp_path: Path) -> None:
     result = ws.tau("run", "status", "no-such-run", "-o", "json")
     assert result.returncode == 1
