@@ -101,3 +101,14 @@ def run_name(stderr: str) -> str:
         if line.startswith("local run ") and " started " in line:
             return line.split()[2]
     raise AssertionError(f"no 'local run NAME started' line in:\n{stderr}")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie awaiting its reaper has exited too
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False

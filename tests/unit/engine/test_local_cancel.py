@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import time
-from pathlib import Path
 
-from tests.unit.engine.conftest import project
+from tests.unit.engine.conftest import alive, project
 
 # The target starts a child that starts a grandchild; all three record their pids and wait.
 TREE = """\
@@ -40,17 +38,6 @@ compute:
 runtime:
   image: python:3.12-slim
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie awaiting its reaper has exited too
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
-    except (FileNotFoundError, IndexError):
-        return False
 
 
 def start_tree(local, tmp_path):

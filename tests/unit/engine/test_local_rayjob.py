@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.unit.engine.conftest import project, run_name
-from tests.unit.engine.test_local_cancel import alive
+from tests.unit.engine.conftest import alive, project, run_name
 
 SWEEP = """\
 import json, os
