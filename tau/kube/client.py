@@ -75,6 +75,7 @@ class KubeClient:
         return self._api_client
 
     def _load(self) -> Any:
+        import yaml
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
 
@@ -88,7 +89,7 @@ class KubeClient:
         configuration = client.Configuration()
         try:
             config.load_kube_config(
-                config_file=self.kubeconfig,
+                config_file=self.kubeconfig or _default_kubeconfig(),
                 context=self.context or None,
                 client_configuration=configuration,
                 persist_config=False,
@@ -98,7 +99,7 @@ class KubeClient:
                 f"cannot load {self.target}: {_first_line(str(error))}",
                 hint="check the context name with `kubectl config get-contexts`",
             ) from None
-        except (OSError, ValueError, TypeError) as error:
+        except (OSError, ValueError, TypeError, yaml.YAMLError) as error:
             raise AccessError(
                 f"cannot load {self.target}: {type(error).__name__}",
                 hint="the kubeconfig is unreadable or malformed",
@@ -282,6 +283,23 @@ def _describe(verb: str, resource: Resource, name: str, namespace: str, sub: str
     if namespace and resource.namespaced:
         text += f' in namespace "{namespace}"'
     return text
+
+
+def _default_kubeconfig() -> str:
+    """`$KUBECONFIG` (read now, not at import) else ~/.kube/config. Missing entries are skipped
+    like kubectl does, but none existing at all is said plainly (the client library would
+    blame the context name instead)."""
+    configured = os.environ.get("KUBECONFIG", "")
+    candidates = [part for part in configured.split(os.pathsep) if part]
+    if not candidates:
+        candidates = [str(Path("~/.kube/config").expanduser())]
+    if not any(Path(part).is_file() for part in candidates):
+        where = "$KUBECONFIG" if configured else "the default kubeconfig"
+        raise AccessError(
+            f"no kubeconfig found ({where}: {os.pathsep.join(candidates)})",
+            hint="set KUBECONFIG to your kubeconfig file (your platform operator issues it)",
+        )
+    return os.pathsep.join(candidates)
 
 
 def _first_line(text: str, limit: int = 200) -> str:

@@ -146,6 +146,32 @@ def test_a_missing_kubeconfig_file_is_an_access_error(tmp_path):
     assert "does not exist" in caught.value.one_line()
 
 
+def test_a_malformed_kubeconfig_is_an_access_error_not_a_crash(tmp_path):
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("clusters: [\n")
+    with pytest.raises(AccessError) as caught:
+        KubeClient(kubeconfig, "x").list(PODS, "default")
+    assert caught.value.one_line().startswith("access: cannot load context")
+    assert "malformed" in caught.value.one_line()
+
+
+def test_no_kubeconfig_anywhere_names_where_it_looked(tmp_path, monkeypatch):
+    absent = tmp_path / "absent"
+    monkeypatch.setenv("KUBECONFIG", str(absent))
+    with pytest.raises(AccessError) as caught:
+        KubeClient(None, "").list(PODS, "default")
+    line = caught.value.one_line()
+    assert f"no kubeconfig found ($KUBECONFIG: {absent})" in line
+    assert "set KUBECONFIG" in line
+
+
+def test_missing_kubeconfig_entries_are_skipped_like_kubectl(scripted, tmp_path, monkeypatch):
+    script, kubeconfig = scripted
+    script.answer("GET", "/api/v1/namespaces/default/pods", 200, {"items": []})
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'absent'}:{kubeconfig}")
+    assert KubeClient(None, "stand-in").list(PODS, "default") == []
+
+
 def test_a_silent_port_is_reported_as_apiserver_unavailable(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
