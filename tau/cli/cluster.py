@@ -212,6 +212,7 @@ def validate_installation(
     poll_interval: str = typer.Option("5s", "--poll-interval", help="Time between polls."),
     output: Output = output_option(),
 ) -> None:
+    from tau.cluster import readiness
     from tau.cluster.helm import Helm
     from tau.cluster.install import parse_duration
 
@@ -221,7 +222,9 @@ def validate_installation(
         helm = Helm()
     except RuntimeFailure:
         helm = None
-    report = _readiness(helm, _kube(context), release, namespace, context, seconds, poll)
+    client = _kube(context)
+    readiness.require_api_server(client)
+    report = _readiness(helm, client, release, namespace, context, seconds, poll)
     _print_report(report, output)
     if not report.ready:
         failing = "; ".join(f"{r.name}: {r.detail}" for r in report.results if r.status == "FAIL")

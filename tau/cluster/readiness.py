@@ -339,6 +339,12 @@ def evaluate(observed: Observation, disabled: set[str]) -> Report:
     return Report(results)
 
 
+def require_api_server(client: KubeClient) -> None:
+    """Waiting lets components converge, but an API server that does not answer or refuses
+    these credentials will not change its mind within --timeout: fail at once instead."""
+    client.request("GET", "/version", what="read the server version")
+
+
 def wait_until_ready(
     read: Callable[[], Report],
     *,

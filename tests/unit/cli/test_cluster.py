@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -98,3 +99,21 @@ def test_explain_values_documents_the_distribution():
     assert done.returncode == 0
     assert "| `baselineQueue.gpu.flavors` |" in done.stdout
     assert "| `tau-core-controller.tauCluster.workloadProfiles` |" in done.stdout
+
+
+def test_validate_installation_against_a_closed_port_fails_at_once(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        f"clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {token: abc}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+    )
+    done = tau("validate", "installation", "--timeout", "10m", env={"KUBECONFIG": str(kubeconfig)})
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: apiserver unavailable:")
+    assert "read the server version" in lines[0] and "(owner: " in lines[0]
