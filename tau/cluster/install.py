@@ -27,7 +27,7 @@ from tau.cluster.chart import (
     unvendored_dependencies,
 )
 from tau.cluster.helm import HELM_OWNER, Helm
-from tau.errors import RuntimeFailure, UsageError
+from tau.errors import RuntimeFailure, UsageError, ValidationError
 from tau.kube import KubeClient, KubeError, NotFoundError
 from tau.kube.resources import TAU_QUOTA_REQUESTS, TAU_WORKSPACES
 
@@ -63,6 +63,22 @@ def parse_duration(text: str, flag: str = "--timeout") -> float:
     return total
 
 
+def _check_values_file(path: str) -> None:
+    """Helm would report a bad values file as a chart failure; it is the caller's input."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"--values {path}: file not found") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--values {path}: cannot read ({type(error).__name__})") from None
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        raise ValidationError(f"--values {path}: not valid YAML{line}", owner="you") from None
+    if data is not None and not isinstance(data, dict):
+        raise ValidationError(f"--values {path}: must be a mapping of values", owner="you")
+
+
 @dataclass
 class InstallOptions:
     chart: ChartRef = field(default_factory=lambda: ChartRef("oci://invalid"))
@@ -86,11 +102,17 @@ class InstallOptions:
         ):
             if not value.strip():
                 raise UsageError(f"{flag} must not be empty")
+        ref = self.chart.ref
+        if ref.startswith(("/", "./", "../", "~")) and not Path(ref).expanduser().exists():
+            raise UsageError(f"--chart {ref}: no such chart directory or archive")
         if self.chart.local_dir is None and not self.chart.version.strip():
             raise UsageError("--version must not be empty for a remote chart")
         for path in self.values_files:
-            if not Path(path).is_file():
-                raise UsageError(f"--values {path}: file not found")
+            _check_values_file(path)
+        for flag, items in (("--set", self.set_values), ("--set-string", self.set_string_values)):
+            for item in items:
+                if "=" not in item or item.startswith("="):
+                    raise UsageError(f"{flag} {item!r}: expected key=value")
         return parse_duration(self.timeout)
 
     def values_args(self) -> list[str]:

@@ -176,11 +176,13 @@ def _show(value: Any) -> str:
 
 
 def markdown(chart_dir: Path | None) -> str:
-    if chart_dir is None or not (chart_dir / "values.yaml").is_file():
+    fetch = "e.g. `helm pull oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid --untar`"
+    if chart_dir is None:
         raise UsageError(
-            "no chart to explain: pass --chart with a local TauGrid chart directory",
-            hint="e.g. `helm pull oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid --untar`",
+            "no chart to explain: pass --chart with a local TauGrid chart directory", hint=fetch
         )
+    if not (chart_dir / "values.yaml").is_file():
+        raise UsageError(f"--chart {chart_dir}: not a chart directory (no values.yaml)", hint=fetch)
     refs, _ = collect(chart_dir)
     lines = [
         "# TauGrid install values",

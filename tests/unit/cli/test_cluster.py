@@ -117,3 +117,9 @@ def test_validate_installation_against_a_closed_port_fails_at_once(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: apiserver unavailable:")
     assert "read the server version" in lines[0] and "(owner: " in lines[0]
+
+
+def test_explain_values_names_a_chart_path_that_is_not_a_chart(tmp_path):
+    done = tau("explain-values", "--chart", str(tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: --chart {tmp_path}: not a chart directory")

@@ -18,7 +18,7 @@ from tau.cluster.install import (
     template_args,
     upgrade_args,
 )
-from tau.errors import RuntimeFailure, UsageError
+from tau.errors import RuntimeFailure, UsageError, ValidationError
 
 from .conftest import ROOT, RecordingHelm
 
@@ -101,6 +101,30 @@ def test_empty_release_or_namespace_is_rejected():
         options(namespace=" ").validate()
     with pytest.raises(UsageError, match="--release"):
         options(release="").validate()
+
+
+def test_inputs_helm_would_reject_are_named_by_flag_before_helm_runs(tmp_path):
+    values = tmp_path / "site.yaml"
+    values.write_text("baselineQueue: {name: research}\n")
+    assert options(values_files=[str(values)]).validate() == 900
+    with pytest.raises(UsageError, match=r"--set 'kueue': expected key=value"):
+        options(values_files=[str(values)], set_values=["kueue"]).validate()
+    with pytest.raises(UsageError, match=r"--set-string '=x': expected key=value"):
+        options(values_files=[str(values)], set_string_values=["=x"]).validate()
+    with pytest.raises(UsageError, match=r"--chart \./absent: no such chart"):
+        options(chart=ChartRef("./absent"), values_files=[str(values)]).validate()
+    with pytest.raises(UsageError, match=r"--values .*missing\.yaml: file not found"):
+        options(values_files=[str(tmp_path / "missing.yaml")]).validate()
+
+
+def test_a_values_file_that_is_not_yaml_or_not_a_mapping_is_a_validation_error(tmp_path):
+    broken, listed = tmp_path / "broken.yaml", tmp_path / "list.yaml"
+    broken.write_text("a: 1\nb: [\n")
+    listed.write_text("- a\n")
+    with pytest.raises(ValidationError, match=r"broken\.yaml: not valid YAML at line 3"):
+        options(values_files=[str(broken)]).validate()
+    with pytest.raises(ValidationError, match=r"list\.yaml: must be a mapping"):
+        options(values_files=[str(listed)]).validate()
 
 
 def test_render_summary_counts_objects_by_kind_and_skips_banners():
