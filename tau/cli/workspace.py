@@ -112,6 +112,8 @@ def connection(
     start, descriptor_path = ".", None
     if path:
         target = Path(path)
+        if not target.exists():
+            raise UsageError(f"PATH {path}: no such descriptor file or directory")
         if target.is_dir():
             start = path
         else:

@@ -63,6 +63,12 @@ def test_an_explicit_descriptor_path_is_accepted(capsys):
     assert yaml.safe_load(out)["workspace"] == "research"
 
 
+def test_a_mistyped_descriptor_path_is_a_usage_error_naming_it(capsys):
+    code, out, err = tau(capsys, "workspace", "connection", "--offline", "nowhere/conn.yaml")
+    assert code == 2 and out == ""
+    assert err == "error: PATH nowhere/conn.yaml: no such descriptor file or directory\n"
+
+
 def test_a_repository_without_a_descriptor_fails_naming_the_boundary(capsys):
     repo = scaffold(capsys)
     code, _, err = tau(capsys, "workspace", "connection", str(repo), "--offline")
