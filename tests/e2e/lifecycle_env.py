@@ -26,6 +26,7 @@ CONTEXT = "research-cluster"
 IMAGE = "example.azurecr.io/research/train:1.0"
 CPU_PROFILE = "e2e.cpu"
 H200_PROFILE = "e2e.h200.8x"
+DDP_PROFILE = "e2e.h200.2x8"
 
 
 @dataclass
@@ -80,14 +81,14 @@ def job_target(name: str, *, profile: str = CPU_PROFILE, gpus: int = 0, **extra:
 
 
 def tau_cluster(namespace: str) -> dict[str, Any]:
-    def profile(name: str, gpus: int) -> dict[str, Any]:
+    def profile(name: str, gpus: int, workers: int = 1) -> dict[str, Any]:
         return {
             "name": name,
             "applicability": {"namespaces": [namespace]},
             "gpusPerWorker": gpus,
-            "workerCount": 1,
+            "workerCount": workers,
             "mode": "fixed",
-            "placement": "independent",
+            "placement": "independent" if workers == 1 else "multi-node-nccl",
             "defaultLocalQueue": fx.CLUSTER_QUEUE,
             "priorities": {
                 "workloadPriorityClassName": fx.PRIORITY_DEFAULT,
@@ -101,7 +102,11 @@ def tau_cluster(namespace: str) -> dict[str, Any]:
         "metadata": {"name": "cluster"},
         "spec": {
             "managementMode": "Observe",
-            "workloadProfiles": [profile(CPU_PROFILE, 0), profile(H200_PROFILE, 8)],
+            "workloadProfiles": [
+                profile(CPU_PROFILE, 0),
+                profile(H200_PROFILE, 8),
+                profile(DDP_PROFILE, 8, workers=2),
+            ],
         },
     }
 

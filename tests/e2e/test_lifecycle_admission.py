@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from controller_harness import wait_for
-from lifecycle_env import H200_PROFILE, Workspace, job_target, workspace_setup
+from lifecycle_env import DDP_PROFILE, H200_PROFILE, Workspace, job_target, workspace_setup
 from tau_cli import error_line
 
 from hack.localcluster import LocalCluster
@@ -161,6 +162,67 @@ def test_the_researcher_can_do_nothing_in_another_namespace(ws: Workspace) -> No
     submitted = ws.tau("run", "dry-job", "-n", other)
     assert submitted.returncode == 2
     assert "namespace" in error_line(submitted)
+
+
+def test_multi_node_torchrun_creates_the_job_then_its_owned_service_or_rolls_back(
+    ws: Workspace,
+) -> None:
+    body = job_target("ddp", profile=DDP_PROFILE, gpus=8)
+    body["compute"].update({"cpu_request": "4", "memory_request": "16Gi"})
+    body["execution"] = {"launcher": "torchrun", "nodes": 2, "processes_per_node": 8}
+    ws.target("ddp", body)
+
+    # The chart's researcher role may not create Services: the Job is rolled back.
+    refused = ws.tau("run", "ddp")
+    assert refused.returncode == 1
+    line = error_line(refused)
+    assert "the Job was rolled back" in line and "authorization" in line
+    wait_for("the rolled-back Job to go", lambda: not ws.get("job", "ddp", "-n", ws.namespace))
+
+    grant = {"apiGroups": [""], "resources": ["services"], "verbs": ["create", "get", "delete"]}
+    ws.cluster.apply(
+        [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": {"name": "tau-torchrun-services", "namespace": ws.namespace},
+                "rules": [grant],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": {"name": "tau-torchrun-services", "namespace": ws.namespace},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": "tau-torchrun-services",
+                },
+                "subjects": [
+                    {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": ws.user}
+                ],
+            },
+        ]
+    )
+    researcher = Path(ws.env["KUBECONFIG"])
+
+    def granted() -> bool:
+        answer = ws.kubectl(
+            "auth", "can-i", "create", "services", "-n", ws.namespace,
+            kubeconfig=researcher, check=False,
+        )  # fmt: skip
+        return answer.stdout.strip() == "yes"
+
+    wait_for("the RBAC authorizer to see the grant", granted, timeout=30)
+    submitted = ws.tau("run", "ddp")
+    assert submitted.returncode == 0, submitted.stderr
+    job = ws.get("job", "ddp", "-n", ws.namespace)
+    service = ws.get("service", "ddp-headless", "-n", ws.namespace)
+    [owner] = service["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("Job", "ddp", job["metadata"]["uid"])
+    assert job["spec"]["completionMode"] == "Indexed" and job["spec"]["parallelism"] == 2
+    cancelled = ws.tau("run", "cancel", "ddp")
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert 'service "ddp-headless" deleted' in cancelled.stdout
 
 
 def test_a_missing_local_queue_is_refused_at_workspace_readiness(ws: Workspace) -> None:
