@@ -1,0 +1,62 @@
+"""Lifecycle verbs refuse bad flag combinations before contacting any cluster (exit 2, one
+line naming the flag), through the installed `tau` console script."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TAU = shutil.which("tau", path=str(Path(sys.executable).parent)) or "tau"
+
+
+def tau(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TAU_CONFIG_DIR": str(cwd / "tau-config"), "KUBECONFIG": "/nonexistent"}
+    env.pop("TAU_CONTEXT", None)
+    return subprocess.run(
+        [TAU, *args], cwd=cwd, capture_output=True, text=True, check=False, env=env
+    )
+
+
+BAD_FLAGS = [
+    (("run", "status", "x", "--watch", "-o", "json"), "--output json cannot be used with --watch"),
+    (("run", "status", "x", "--watch", "--diagnostic-hints"), "cannot be used with --watch"),
+    (("run", "status", "x", "-o", "json", "--diagnostic-hints"), "cannot be used with --output"),
+    (("run", "status", "x", "-o", "yaml"), "--output must be table or json"),
+    (("run", "status", "x", "--interval", "0s"), "--interval must be > 0"),
+    (("run", "status", "x", "--max-iterations", "-1"), "--max-iterations must be >= 0"),
+    (("run", "list", "-o", "yaml"), "--output must be table or json"),
+    (("run", "get", "x", "--artifact", "../secrets"), "not a clean path inside the results"),
+    (("run", "get", "x", "-o", "yaml"), "--output must be table, json or raw"),
+    (("run", "cancel", "x", "--teardown-timeout", "0s"), "--teardown-timeout must be > 0"),
+    (
+        ("run", "resume", "x", "-c", "tau.yaml", "--from", "relative/dir"),
+        "--from must be an absolute path (starts with /); got 'relative/dir'",
+    ),
+    (("run", "resume", "x", "-c", "t.yaml", "--dry-run", "m"), "--dry-run must be one of"),
+    (("run", "--dry-run=maybe"), "--dry-run must be one of: client, server"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_FLAGS)
+def test_bad_flags_fail_fast_with_one_line(tmp_path, args, message):
+    result = tau(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("error: ") == 1 and message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_every_lifecycle_verb_is_listed_and_logs_is_a_root(tmp_path):
+    help_text = tau("run", "--help", cwd=tmp_path).stdout
+    for verb in ("status", "list", "logs", "get", "cancel", "resume", "history"):
+        assert verb in help_text
+    root = tau("--help", cwd=tmp_path).stdout
+    assert "logs" in root
+    logs_help = tau("logs", "--help", cwd=tmp_path).stdout
+    for flag in ("--container", "--all-containers", "--previous", "--timestamps", "--prefix",
+                 "--tail", "--follow", "--workspace", "--context"):  # fmt: skip
+        assert flag in logs_help
