@@ -111,6 +111,10 @@ def test_an_unknown_failure_is_never_retried(ws: Workspace) -> None:
     ) in result.stderr
     assert "Traceback" not in result.stderr
     assert "TAU_RETRY_ATTEMPT" not in env_of(ws, "retry-crash")  # still the first attempt
+    watched = ws.tau("run", "status", "retry-crash", "--watch", "--interval", "1s")
+    assert watched.returncode == 1
+    assert f"startup phase failed for {ws.namespace}/retry-crash" in watched.stderr
+    assert "[!]  Container start" in watched.stdout
 
     resumed = ws.tau("run", "resume", "retry-crash", "--config", "tau/crash.yaml")
     assert resumed.returncode == 1

@@ -167,3 +167,50 @@ def test_a_same_name_job_takes_precedence_over_a_rayjob(snapshot):
     snap.rayjob = rayjob("Running")
     assert snap.primary_rayjob is None
     assert "RayCluster" not in tree(snap)
+
+
+def manager_view(check_state: str, message: str = "") -> Snapshot:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "mk", "uid": "u1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {"managedBy": "kueue.x-k8s.io/multikueue", "suspend": True},
+        "status": {},
+    }
+    workload = {
+        "metadata": {"name": "job-mk-1"},
+        "spec": {"queueName": "mk-queue"},
+        "status": {
+            "conditions": [{"type": "QuotaReserved", "status": "True"}],
+            "admissionChecks": [{"name": "multikueue", "state": check_state, "message": message}],
+        },
+    }
+    return Snapshot(
+        name="mk",
+        namespace="research",
+        job=job,
+        workloads=[workload],
+        check_controllers={"multikueue": "kueue.x-k8s.io/multikueue"},
+    )
+
+
+def test_a_manager_only_multikueue_view_places_instead_of_scheduling():
+    snap = manager_view("Pending", "waiting for a worker")
+    phases = tree(snap)
+    assert phases["MultiKueue placement"].status == ph.ACTIVE
+    assert phases["MultiKueue placement"].detail == "waiting for a worker"
+    assert phases["Pod scheduling"].status == ph.SKIPPED
+    assert phases["Pod scheduling"].detail == ph.MANAGER_VIEW
+    assert not ph.watch_failed(snap) and not ph.watch_complete(snap, ph.build(snap))
+
+
+def test_a_rejected_multikueue_placement_fails_the_watch():
+    snap = manager_view("Rejected", "no worker has the flavor")
+    assert tree(snap)["MultiKueue placement"].status == ph.WARNING
+    assert ph.watch_failed(snap)
+
+
+def test_a_ready_multikueue_placement_completes_the_watch():
+    snap = manager_view("Ready")
+    assert tree(snap)["MultiKueue placement"].detail == "worker-cluster placement ready"
+    assert ph.watch_complete(snap, ph.build(snap))
