@@ -96,6 +96,14 @@ def test_first_run_walkthrough_cpu_job(ws: Workspace) -> None:
     assert ws.tau("run", "logs", "first-train", "--tail", "0").stdout == ""
     wrong = ws.tau("run", "logs", "first-train", "-c", "sidecar")
     assert wrong.returncode == 2 and '"sidecar" is not in pod' in wrong.stderr
+    # Outside the repository, tau logs finds the run through the cached connection.
+    elsewhere = ws.repo.parent / "elsewhere"
+    elsewhere.mkdir(exist_ok=True)
+    found = ws.tau("logs", "first-train", cwd=elsewhere)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == [fx.DEFAULT_POD_LOG_LINE]
+    routed = ws.tau("logs", "first-train", "--workspace", ws.name, cwd=elsewhere)
+    assert routed.returncode == 0, routed.stderr
     missing = ws.tau("logs", "no-such-run")
     assert missing.returncode == 1
     assert "nor in any cached workspace connection" in missing.stderr
