@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
@@ -27,7 +27,6 @@ DESCRIPTOR_PATH = "tau/workspace.connection.yaml"
 DEFAULT_SYSTEM_NAMESPACE = "tau-system"
 OWNER = "platform operator who authored the descriptor"
 
-AccessMethod = Literal["kubeconfig", "aks"]
 ACCESS_METHODS = ("kubeconfig", "aks")
 
 

@@ -15,7 +15,6 @@ DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 LABEL_MAX = 63
-SUBDOMAIN_MAX = 253
 HEADLESS_SUFFIX = "-headless"
 JOB_NAME_MAX = LABEL_MAX
 INDEXED_JOB_NAME_MAX = LABEL_MAX - len(HEADLESS_SUFFIX)

@@ -38,8 +38,6 @@ from tau.render.volumes import (
 )
 
 DEFAULT_RAY_VERSION = "2.56.0"
-GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
-CPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0"
 MAX_GPUS_PER_WORKER = 8
 TTL_AFTER_FINISHED = 15
 TERMINATION_GRACE_SECONDS = 600
