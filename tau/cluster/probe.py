@@ -18,6 +18,7 @@ from tau import keys
 from tau.errors import UsageError
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import PODS, Resource
+from tau.runconfig.models import GPU_CLASS_ALIASES, GPU_CLASSES
 
 NODES = Resource("", "v1", "nodes", "Node", False)
 RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
@@ -56,43 +57,23 @@ cat "$out"; cat "$out" > /dev/termination-log
 """
 
 
-SUPPORTED_GPU_CLASSES = (
-    "a10-4gb",
-    "a10-8gb",
-    "a10-12gb",
-    "a10-24gb",
-    "a100-40gb",
-    "a100-80gb",
-    "h100-80gb",
-    "h100-95gb",
-    "h200-141gb",
-    "gb200-192gb",
-    "gb300-288gb",
-)
-LEGACY_GPU_CLASSES = {
-    "a100-nvlink-80gb": "a100-80gb",
-    "h100-standalone-95gb": "h100-95gb",
-    "h200-nvlink-141gb": "h200-141gb",
-}
-
-
 def node_selector(gpu_class: str, selector: str) -> tuple[str, str]:
     """--gpu-class and --selector as one label selector, plus a deprecation warning (or "")."""
     value = gpu_class.strip().lower().replace("_", "-")
     warning = ""
-    if value in LEGACY_GPU_CLASSES:
-        warning = f"--gpu-class {value} is deprecated; use {LEGACY_GPU_CLASSES[value]}"
-        value = LEGACY_GPU_CLASSES[value]
+    if value in GPU_CLASS_ALIASES:
+        warning = f"--gpu-class {value} is deprecated; use {GPU_CLASS_ALIASES[value]}"
+        value = GPU_CLASS_ALIASES[value]
     if not value:
         return selector, warning
     if value == "any":
         if GPU_CLASS_LABEL in selector:
             raise UsageError(f"--gpu-class any conflicts with a --selector on {GPU_CLASS_LABEL}")
         return selector, warning
-    if value not in SUPPORTED_GPU_CLASSES:
+    if value not in GPU_CLASSES:
         raise UsageError(
             f"--gpu-class {gpu_class!r} is not a supported class",
-            hint="one of any, " + ", ".join(SUPPORTED_GPU_CLASSES),
+            hint="one of " + ", ".join(GPU_CLASSES),
         )
     return ",".join(s for s in (f"{GPU_CLASS_LABEL}={value}", selector) if s), warning
 
