@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.unit.closed_port import closed_port_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[3]
 CHART = str(ROOT / "charts" / "taugrid")
@@ -102,16 +103,7 @@ def test_explain_values_documents_the_distribution():
 
 
 def test_validate_installation_against_a_closed_port_fails_at_once(tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-        f"clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:{port}'}}}}]\n"
-        "users: [{name: u, user: {token: abc}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-    )
+    kubeconfig = closed_port_kubeconfig(tmp_path / "kubeconfig")
     done = tau("validate", "installation", "--timeout", "10m", env={"KUBECONFIG": str(kubeconfig)})
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()

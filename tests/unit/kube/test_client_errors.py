@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -17,6 +16,7 @@ from tau.kube import (
     UnavailableError,
 )
 from tau.kube.resources import PODS, TAU_WORKSPACES
+from tests.unit.closed_port import closed_port_kubeconfig
 
 WS_PATH = "/apis/tau.azure.com/v1alpha1/namespaces/tau-system/workspaces/research"
 
@@ -173,16 +173,7 @@ def test_missing_kubeconfig_entries_are_skipped_like_kubectl(scripted, tmp_path,
 
 
 def test_a_silent_port_is_reported_as_apiserver_unavailable(tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-        f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
-        "users: [{name: u, user: {token: abc}}]\n"
-        "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
-    )
+    kubeconfig = closed_port_kubeconfig(tmp_path / "kubeconfig", scheme="http")
     with pytest.raises(UnavailableError) as caught:
         KubeClient(kubeconfig, "x", timeout=2).list(PODS, "default")
     assert caught.value.one_line().startswith("apiserver unavailable: ")

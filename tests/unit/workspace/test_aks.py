@@ -9,6 +9,7 @@ from tau.api.connection import validate_descriptor
 from tau.kube.errors import AccessError
 from tau.workspace.aks import cluster_user_kubeconfig
 from tau.workspace.verify import LayerFailure
+from tests.unit.closed_port import closed_port
 
 
 def aks_descriptor(azure, context: str = "research"):
@@ -73,8 +74,6 @@ def test_an_unknown_auth_mode_is_a_usage_error(azure, monkeypatch):
 
 
 def test_aks_credentials_are_fetched_only_after_a_human_approved(azure, tmp_path, monkeypatch):
-    import socket
-
     from tau.kube import UnavailableError
     from tau.resolve.discovery import discover_connection
     from tau.resolve.localstate import ReviewRequired
@@ -92,10 +91,7 @@ def test_aks_credentials_are_fetched_only_after_a_human_approved(azure, tmp_path
         connect(source, Interaction(False, lambda q: "", lambda s: None))
     assert azure.seen == []
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed = probe.getsockname()[1]
-    azure.kubeconfig["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{closed}"
+    azure.kubeconfig["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{closed_port()}"
     with pytest.raises(UnavailableError):
         connect(source, Interaction(True, lambda q: "y", lambda s: None))
     assert any("listClusterUserCredential" in path for _, path, _ in azure.seen)

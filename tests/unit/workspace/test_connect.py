@@ -20,6 +20,7 @@ from tau.resolve import kubeconfig as kubeconfigs
 from tau.resolve import localstate
 from tau.resolve.discovery import discover_connection
 from tau.workspace.connect import Interaction, connect
+from tests.unit.closed_port import closed_port_kubeconfig
 from tests.unit.descriptors import descriptor_text
 
 DESCRIPTOR = descriptor_text()
@@ -27,21 +28,8 @@ DESCRIPTOR = descriptor_text()
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    user_config = tmp_path / "kubeconfig"
-    user_config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "c", "cluster": {"server": f"https://127.0.0.1:{port}"}}],
-                "users": [{"name": "u", "user": {"token": "very-secret-token"}}],
-                "contexts": [{"name": "lab", "context": {"cluster": "c", "user": "u"}}],
-                "current-context": "lab",
-            }
-        )
+    user_config = closed_port_kubeconfig(
+        tmp_path / "kubeconfig", context="lab", token="very-secret-token"
     )
     monkeypatch.setenv("KUBECONFIG", str(user_config))
     monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau"))
