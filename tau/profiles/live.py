@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tau.api.cluster import SINGLETON_NAME
+from tau.errors import UsageError
 from tau.kube.errors import AuthorizationError, NotFoundError
 from tau.kube.resources import TAU_CLUSTERS
 from tau.profiles.select import PLATFORM, ProfileSet, ProfileUnavailable, accept_status
@@ -43,7 +44,13 @@ def export_profiles(client: KubeClient, output: Path | None = None) -> str:
 
     Returns the YAML text (what `tau cluster profiles export` prints without --output).
     """
+    if output is not None and not Path(output).parent.is_dir():
+        raise UsageError(f"--output {output}: directory {Path(output).parent} does not exist")
     snapshot = snapshot_from(read_profile_set(client))
     if output is not None:
-        write_snapshot(snapshot, Path(output))
+        try:
+            write_snapshot(snapshot, Path(output))
+        except OSError as error:
+            why = error.strerror or type(error).__name__
+            raise UsageError(f"--output {output}: cannot write ({why})") from None
     return dump_snapshot(snapshot)
