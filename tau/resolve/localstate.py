@@ -28,7 +28,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from tau import atomicfile
 from tau.api.connection import WorkspaceConnection
-from tau.errors import TauError, UsageError, ValidationError
+from tau.errors import RuntimeFailure, TauError, UsageError, ValidationError
 from tau.keys import ENV_CONFIG_DIR
 from tau.resolve.discovery import ConnectionSource, Repository, is_within
 
@@ -47,16 +47,30 @@ def config_dir() -> Path:
     return Path(base).expanduser() / "tau"
 
 
+def _unwritable(path: Path, error: OSError) -> RuntimeFailure:
+    return RuntimeFailure(
+        f"local state: cannot write {path} ({error.strerror or type(error).__name__})",
+        hint=f"make it writable, or point ${ENV_CONFIG_DIR} at a private directory",
+        owner=STATE_OWNER,
+    )
+
+
 def private_dir(path: Path) -> Path:
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(path, 0o700)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path, 0o700)
+    except OSError as error:
+        raise _unwritable(path, error) from None
     return path
 
 
 def write_private(path: Path, data: bytes) -> None:
     """Atomically replace `path` with `data`, mode 0600, inside a 0700 directory."""
     private_dir(path.parent)
-    atomicfile.write_bytes(path, data, mode=0o600)
+    try:
+        atomicfile.write_bytes(path, data, mode=0o600)
+    except OSError as error:
+        raise _unwritable(path, error) from None
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

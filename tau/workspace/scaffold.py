@@ -196,7 +196,11 @@ def scaffold(request: ScaffoldRequest) -> list[Path]:
     written = []
     for rel, content in planned.items():
         path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomicfile.write_text(path, content)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomicfile.write_text(path, content)
+        except OSError as error:
+            why = error.strerror or type(error).__name__
+            raise UsageError(f"--output {root}: cannot write {rel} ({why})") from None
         written.append(path)
     return written

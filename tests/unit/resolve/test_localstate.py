@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from tau.errors import UsageError, ValidationError
+from tau.errors import RuntimeFailure, UsageError, ValidationError
 from tau.resolve import localstate
 from tau.resolve.discovery import discover_connection, find_repository
 
@@ -33,6 +33,16 @@ def test_private_files_are_0600_in_0700_directories_and_replace_atomically(tmp_p
     assert mode(target) == 0o600
     assert mode(target.parent) == 0o700
     assert [p.name for p in target.parent.iterdir()] == ["pin.json"]
+
+
+def test_an_unusable_config_dir_is_a_runtime_failure_naming_the_path(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    with pytest.raises(RuntimeFailure) as caught:
+        localstate.write_json(blocker / "assignments" / "a.json", {"a": 1})
+    line = caught.value.one_line()
+    assert line.startswith(f"local state: cannot write {blocker / 'assignments'} (")
+    assert "TAU_CONFIG_DIR" in line and "(owner: you (local Tau state))" in line
 
 
 def test_safe_filename_and_short_hash():

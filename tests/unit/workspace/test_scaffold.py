@@ -84,3 +84,10 @@ def test_the_scaffolded_targets_are_valid_run_configs(tmp_path):
         loaded = load(tmp_path / "repo" / "tau" / f"{target}.yaml")  # raises when invalid
         assert not loaded.is_managed
         assert loaded.warnings == []
+
+
+def test_an_output_that_is_a_file_is_a_usage_error_naming_output(tmp_path):
+    (tmp_path / "repo").write_text("")
+    with pytest.raises(UsageError) as caught:
+        scaffold(request(tmp_path))
+    assert caught.value.one_line().startswith(f"--output {tmp_path / 'repo'}: cannot write ")
