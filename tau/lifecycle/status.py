@@ -126,8 +126,8 @@ def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[
                             "code": "KUEUE_PENDING",
                             "severity": "warning",
                             "message": f"Workload {o.name(wl)} is not admitted: {reason}",
-                            "suggestion": "check queue capacity with `tau workspace quota show WORKSPACE` "
-                            "(owner: platform/queue owner)",
+                            "suggestion": "check queue capacity with `tau workspace quota "
+                            "show WORKSPACE` (owner: platform/queue owner)",
                         }
                     )
     for phase in phases:
