@@ -26,6 +26,7 @@ from tau.kube.errors import (
 from tau.kube.resources import SELF_SUBJECT_ACCESS_REVIEWS, Resource
 
 DEFAULT_TIMEOUT_SECONDS = 15.0
+CLIENT_TIMEOUT: Any = object()  # `send(timeout=...)` default: the client's own timeout
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -119,11 +120,32 @@ class KubeClient:
         content_type: str = "application/json",
     ) -> Any:
         """One API call; returns the decoded JSON body or raises a `KubeError`."""
+        response = self.send(
+            method, path, what=what, query=query, body=body, content_type=content_type
+        )
+        data = response.data or b""
+        return json.loads(data) if data else {}
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+        timeout: Any = CLIENT_TIMEOUT,
+        stream: bool = False,
+    ) -> Any:
+        """One HTTP exchange (the library's RESTResponse); a transport failure or non-2xx
+        answer raises a `KubeError`. With `stream` a successful body is left unread."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
         api = self._client()
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if body is not None:
             headers["Content-Type"] = content_type
         try:
@@ -136,9 +158,14 @@ class KubeClient:
                 auth_settings=["BearerToken"],
             )
             response = api.call_api(
-                method, url, header_params=headers, body=serialized, _request_timeout=self.timeout
+                method,
+                url,
+                header_params=headers,
+                body=serialized,
+                _request_timeout=self.timeout if timeout is CLIENT_TIMEOUT else timeout,
             )
-            response.read()
+            if not stream:
+                response.read()
         except ApiException as error:
             raise AccessError(
                 f"cannot {what} on {self.target}: TLS or transport failure talking to {self.host}",
@@ -150,11 +177,10 @@ class KubeClient:
                 f"({type(error).__name__})",
                 hint="check the cluster is running and reachable from this machine",
             ) from None
-        status = response.status
-        data = response.data or b""
-        if 200 <= status < 300:
-            return json.loads(data) if data else {}
-        raise _translate(status, data, what=what, target=self.target, host=self.host)
+        if not 200 <= response.status < 300:
+            data = response.read() or b""
+            raise _translate(response.status, data, what=what, target=self.target, host=self.host)
+        return response
 
     def get(
         self, resource: Resource, name: str, namespace: str = "", subresource: str = ""

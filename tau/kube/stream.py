@@ -11,39 +11,20 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from tau.kube.client import KubeClient, _translate
-from tau.kube.errors import AccessError, UnavailableError
+from tau.kube.client import KubeClient
 from tau.kube.resources import PODS, Resource
 
 
 def _open(kube: KubeClient, path: str, query: list[tuple[str, str]], what: str, timeout: Any):
-    import urllib3
-    from kubernetes.client.exceptions import ApiException
-
-    api = kube._client()
-    try:
-        _, url, headers, _, _ = api.param_serialize(
-            method="GET",
-            resource_path=path,
-            query_params=query,
-            header_params={"Accept": "application/json, */*"},
-            auth_settings=["BearerToken"],
-        )
-        response = api.call_api("GET", url, header_params=headers, _request_timeout=timeout)
-    except ApiException as error:
-        raise AccessError(
-            f"cannot {what} on {kube.target}: TLS or transport failure talking to {kube.host}",
-            hint=str(error.reason or "")[:200],
-        ) from None
-    except (urllib3.exceptions.HTTPError, OSError) as error:
-        raise UnavailableError(
-            f"cannot {what}: API server {kube.host} did not answer ({type(error).__name__})",
-            hint="check the cluster is running and reachable from this machine",
-        ) from None
-    if not 200 <= response.status < 300:
-        raise _translate(
-            response.status, response.read() or b"", what=what, target=kube.target, host=kube.host
-        )
+    response = kube.send(
+        "GET",
+        path,
+        what=what,
+        query=query,
+        accept="application/json, */*",
+        timeout=timeout,
+        stream=True,
+    )
     return response.response
 
 
@@ -124,3 +105,36 @@ def get_text(kube: KubeClient, path: str, what: str) -> str:
         return raw.read().decode("utf-8", "replace")
     finally:
         raw.release_conn()
+
+
+def exec_output(
+    kube: KubeClient, namespace: str, pod: str, container: str, command: list[str]
+) -> str:
+    """Run `command` in a container (pods/exec over a websocket) and return its output."""
+    from kubernetes.client import CoreV1Api
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.stream import stream
+    from websocket import WebSocketException
+
+    api = CoreV1Api(kube._client())
+    what = f'exec in pod "{pod}" container "{container}" in namespace "{namespace}"'
+    try:
+        return stream(
+            api.connect_get_namespaced_pod_exec,
+            pod,
+            namespace,
+            container=container,
+            command=command,
+            stderr=True,
+            stdin=False,
+            stdout=True,
+            tty=False,
+            _request_timeout=60,
+        )
+    except ApiException as error:
+        raise _translate(
+            error.status or 0, (error.body or "").encode(), what=what, target=kube.target,
+            host=kube.host,
+        ) from None  # fmt: skip
+    except (WebSocketException, OSError, ValueError) as error:
+        raise UnavailableError(f"cannot {what}: {type(error).__name__}: {error}") from None

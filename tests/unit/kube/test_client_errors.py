@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
@@ -177,3 +178,19 @@ def test_a_silent_port_is_reported_as_apiserver_unavailable(tmp_path):
     with pytest.raises(UnavailableError) as caught:
         KubeClient(kubeconfig, "x", timeout=2).list(PODS, "default")
     assert caught.value.one_line().startswith("apiserver unavailable: ")
+
+
+def test_watches_stream_events_and_fail_with_the_same_typed_errors(scripted):
+    from tau.kube.stream import watch
+
+    script, kubeconfig = scripted
+    pods = "/api/v1/namespaces/default/pods"
+    script.answer("GET", pods, 200, {"type": "ADDED", "object": {"metadata": {"name": "p"}}})
+    events = list(watch(KubeClient(kubeconfig, "stand-in"), PODS, "default", timeout_seconds=1))
+    assert events == [{"type": "ADDED", "object": {"metadata": {"name": "p"}}}]
+    assert ("watch", "1") in parse_qsl(urlsplit(script.requests[-1][1]).query)
+
+    script.answer("GET", pods, 403, status_body(403, "Forbidden", 'pods is forbidden: "alice"'))
+    with pytest.raises(AuthorizationError) as caught:
+        next(watch(KubeClient(kubeconfig, "stand-in"), PODS, "default"))
+    assert caught.value.one_line().startswith("authorization: cannot watch pods in namespace")
