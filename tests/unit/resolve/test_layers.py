@@ -253,25 +253,11 @@ def snapshot_file(tmp_path: Path) -> None:
     from tau.profiles.normalize import profile_set_hash
     from tau.profiles.select import ProfileSet
     from tau.profiles.snapshot import snapshot_from, write_snapshot
+    from tests.unit.controller.world import profile as workload_profile
 
-    profile = {
-        "name": "research.training.1x",
-        "applicability": {
-            "teams": ["research"],
-            "lanes": ["training"],
-            "namespaces": ["research-ns"],
-        },
-        "gpusPerWorker": 1,
-        "workerCount": 1,
-        "mode": "fixed",
-        "placement": "independent",
-        "defaultLocalQueue": "jobqueue",
-        "executionTarget": "singleCluster",
-        "priorities": {
-            "workloadPriorityClassName": "taugrid-default",
-            "podPriorityClassName": "taugrid-default",
-        },
-        "conditions": [
+    profile = workload_profile(
+        applicability={"teams": ["research"], "lanes": ["training"], "namespaces": ["research-ns"]},
+        conditions=[
             {
                 "type": keys.COND_READY,
                 "status": "True",
@@ -280,7 +266,7 @@ def snapshot_file(tmp_path: Path) -> None:
                 "message": "",
             }
         ],
-    }
+    )
     profiles = (profile,)
     profile_set = ProfileSet(2, profile_set_hash(list(profiles)), profiles, "test")
     write_snapshot(snapshot_from(profile_set), tmp_path / "profiles.snapshot.yaml")
