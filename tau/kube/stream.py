@@ -8,6 +8,7 @@ and typed errors.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -116,6 +117,9 @@ def exec_output(
     from kubernetes.stream import stream
     from websocket import WebSocketException
 
+    from tau.kube.client import _translate
+    from tau.kube.errors import UnavailableError
+
     api = CoreV1Api(kube._client())
     what = f'exec in pod "{pod}" container "{container}" in namespace "{namespace}"'
     try:
@@ -132,9 +136,22 @@ def exec_output(
             _request_timeout=60,
         )
     except ApiException as error:
+        status, body = error.status or 0, error.body or ""
+        # A refused websocket upgrade arrives as status 0 with the HTTP answer in the reason.
+        handshake = re.search(r"Handshake status (\d+)", str(error.reason or ""))
+        if not status and handshake:
+            status = int(handshake.group(1))
+            body = str(error.reason).rsplit("-+-+-", 1)[-1].strip()
         raise _translate(
-            error.status or 0, (error.body or "").encode(), what=what, target=kube.target,
-            host=kube.host,
+            status, body.encode() if isinstance(body, str) else body, what=what,
+            target=kube.target, host=kube.host,
         ) from None  # fmt: skip
     except (WebSocketException, OSError, ValueError) as error:
+        status = getattr(error, "status_code", 0)  # the handshake's HTTP answer, if any
+        if status:
+            body = getattr(error, "resp_body", b"") or b""
+            raise _translate(
+                status, body if isinstance(body, bytes) else str(body).encode(), what=what,
+                target=kube.target, host=kube.host,
+            ) from None  # fmt: skip
         raise UnavailableError(f"cannot {what}: {type(error).__name__}: {error}") from None

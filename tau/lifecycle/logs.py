@@ -12,10 +12,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import click
+
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
-from tau.kube.stream import pod_log
+from tau.kube.stream import exec_output, pod_log
 from tau.lifecycle import objects as o
 from tau.lifecycle.target import Target
 
@@ -153,7 +155,34 @@ def _ray_streams(kube, namespace, name, rayjob, opts):
     container = opts.container or (head.get("spec") or {}).get("containers", [{}])[0].get(
         "name", ""
     )
-    return [(f"[pod/{o.name(head)}/{container}] ", _reader(kube, namespace, head, container, opts))]
+    label = f"[pod/{o.name(head)}/{container}] "
+    if opts.follow or opts.container or opts.previous:
+        return [(label, _reader(kube, namespace, head, container, opts))]
+    return [(label, _driver_reader(kube, namespace, head, container, str(st["jobId"]), opts))]
+
+
+def _driver_reader(kube, namespace, head, container, job_id: str, opts: LogOptions):
+    """The Ray driver's output (`ray job logs` in the head container); the head container's
+    own log when exec is unavailable (no pods/exec permission, or no Ray in the pod)."""
+    fallback = _reader(kube, namespace, head, container, opts)
+
+    def read() -> Iterator[str]:
+        try:
+            text = exec_output(
+                kube, namespace, o.name(head), container, ["ray", "job", "logs", job_id]
+            )
+        except KubeError as error:
+            click.echo(
+                f"note: ray job logs {job_id} is unavailable ({error.layer}); showing the head "
+                f"container's log instead",
+                err=True,
+            )
+            yield from fallback()
+            return
+        lines = text.splitlines()
+        yield from (lines if opts.tail < 0 else lines[-opts.tail :] if opts.tail else [])
+
+    return read
 
 
 def write_logs(

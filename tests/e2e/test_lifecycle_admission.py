@@ -133,6 +133,12 @@ def test_a_rayjob_goes_through_its_raycluster_onto_gpu_nodes(ws: Workspace) -> N
     assert phases["RayCluster"]["detail"].startswith("created ray-train-")
     workers = [p for p in document["pods"] if "-w-" in p["name"] or "worker" in p["name"]]
     assert workers and all(p["node"] in fx.H200_POOL.node_names for p in workers)
+    # The driver log comes from `ray job logs` in the head pod; without pods/exec (the
+    # researcher role) tau says so and shows the head container's log instead.
+    logs = ws.tau("logs", "ray-train")
+    assert logs.returncode == 0, logs.stderr
+    assert "note: ray job logs" in logs.stderr and "authorization" in logs.stderr
+    assert fx.DEFAULT_POD_LOG_LINE in logs.stdout
 
     def finished() -> dict | None:
         document = status(ws, "ray-train")
