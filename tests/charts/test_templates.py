@@ -194,9 +194,26 @@ def test_researcher_cluster_roles_are_shipped_and_bindable_by_the_controller(ren
         "resources": ["localqueues", "workloads"],
         "verbs": ["get", "list", "watch"],
     } in researcher["rules"]
+    assert {
+        "apiGroups": [""],
+        "resources": ["services"],
+        "verbs": ["create", "get", "list", "watch", "delete"],
+    } in researcher["rules"]
+    assert {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]} in researcher[
+        "rules"
+    ]
+    assert not any(
+        "pods" in rule["resources"] and "create" in rule["verbs"] for rule in researcher["rules"]
+    ), "researchers must not create bare pods: that would bypass Kueue"
     reader = _one(objects, "ClusterRole", "tau-clusterqueue-reader-v1")
     assert reader["rules"] == [
-        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]}
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]},
+        {
+            "apiGroups": ["tau.azure.com"],
+            "resources": ["clusters"],
+            "resourceNames": ["cluster"],
+            "verbs": ["get"],
+        },
     ]
     controller = _one(objects, "ClusterRole", "tau-core-controller")
     bind = [r for r in controller["rules"] if r["verbs"] == ["bind"]]
