@@ -229,7 +229,9 @@ def connection_assign(
     if not context:
         raise UsageError("--context is required (or set $TAU_CONTEXT)")
     if not workspace:
-        workspace = _active_workspace(context, system_namespace)
+        from tau.workspace.inspect import active_workspace
+
+        workspace = active_workspace(_kube(context), system_namespace)
     access: dict[str, object] = {"method": "kubeconfig"}
     if aks_resource_id or aks_tenant_id:
         access = {
@@ -254,30 +256,6 @@ def connection_assign(
     verb = "Assigned" if changed else "Already assigned"
     typer.echo(f"{verb} workspace {workspace} (context {context}) to this checkout: {path}")
     typer.echo("Run `tau workspace connection` to verify and pin it.")
-
-
-def _active_workspace(context: str, system_namespace: str) -> str:
-    from tau.keys import PRIMARY_WORKSPACE
-    from tau.workspace.inspect import get_workspace, list_workspaces
-
-    kube = _kube(context)
-    rows = list_workspaces(kube, system_namespace)
-    primary = [
-        row["name"]
-        for row in rows
-        if get_workspace(kube, row["name"], system_namespace)["metadata"]
-        .get("annotations", {})
-        .get(PRIMARY_WORKSPACE)
-        == "true"
-    ]
-    if len(primary) == 1:
-        return primary[0]
-    if len(rows) == 1:
-        return rows[0]["name"]
-    raise UsageError(
-        f"cannot pick the active workspace in {system_namespace} ({len(rows)} found); "
-        "pass WORKSPACE"
-    )
 
 
 @connection_app.command("inspect")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tau.errors import UsageError
+from tau.keys import PRIMARY_WORKSPACE
 from tau.kube import KubeClient, NotFoundError
 from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, TAU_WORKSPACES
 from tau.workspace.verify import PLATFORM, READINESS, LayerFailure, live_contract, readiness_problem
@@ -43,15 +45,37 @@ def _not_taugrid(kube: KubeClient) -> LayerFailure:
     )
 
 
-def list_workspaces(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
+def _workspace_objects(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
     try:
         items = kube.list(TAU_WORKSPACES, system_namespace)
     except NotFoundError as error:
         if error.resource_missing:
             raise _not_taugrid(kube) from None
         raise
+    return sorted(items, key=lambda item: item["metadata"]["name"])
+
+
+def active_workspace(kube: KubeClient, system_namespace: str) -> str:
+    """The one workspace annotated primary, else the only workspace (one list call)."""
+    items = _workspace_objects(kube, system_namespace)
+    primary = [
+        obj["metadata"]["name"]
+        for obj in items
+        if (obj["metadata"].get("annotations") or {}).get(PRIMARY_WORKSPACE) == "true"
+    ]
+    if len(primary) == 1:
+        return primary[0]
+    if len(items) == 1:
+        return items[0]["metadata"]["name"]
+    raise UsageError(
+        f"cannot pick the active workspace in {system_namespace} ({len(items)} found); "
+        "pass WORKSPACE"
+    )
+
+
+def list_workspaces(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
     rows = []
-    for obj in sorted(items, key=lambda item: item["metadata"]["name"]):
+    for obj in _workspace_objects(kube, system_namespace):
         live = live_contract(obj)
         rows.append(
             {

@@ -649,6 +649,23 @@ def test_quota_request_apply_submits_a_tau_quota_request(admin: Workspace) -> No
     }
 
 
+def test_assign_without_a_name_binds_the_clusters_only_workspace(workspace: Workspace) -> None:
+    """Finding the active workspace lists TauWorkspaces: an operator's context can, and the
+    researcher's is told which permission is missing."""
+    (workspace.repo / "tau" / "workspace.connection.yaml").unlink()
+    args = ("workspace", "connection", "assign", "--system-namespace", workspace.system_namespace)
+    refused = workspace.tau(*args, "--context", workspace.context)
+    assert refused.returncode == 1
+    assert error_line(refused).startswith("error: authorization: cannot list workspaces")
+
+    admin = workspace.cluster.kubeconfig
+    admin_context = yaml.safe_load(admin.read_text())["current-context"]
+    env = {**workspace.env(), "KUBECONFIG": str(admin)}
+    assigned = run_tau(*args, "--context", admin_context, cwd=workspace.repo, env=env)
+    assert assigned.returncode == 0, assigned.stderr
+    assert assigned.stdout.startswith(f"Assigned workspace {workspace.name} (context ")
+
+
 def test_a_local_assignment_connects_a_repository_without_a_descriptor(
     workspace: Workspace,
 ) -> None:
