@@ -18,6 +18,7 @@ from tau.errors import RuntimeFailure, UsageError
 LOCAL = typer.Option(
     False, "--local", help="A run of the local engine (implied when NAME is a local run)."
 )
+LIST_LOCAL = typer.Option(False, "--local", help="List the local engine's runs on this machine.")
 
 
 def _say(text: str) -> None:
@@ -176,6 +177,24 @@ def list_(output: str) -> None:
         ["NAME", "KIND", "STATUS", "AGE", "SOURCE"],
         [[r["name"], r["kind"], r["status"], r["age"], "local"] for r in rows],
     )
+
+
+def history(name: str, output: str) -> None:
+    from tau.cli.output import dump_json, print_table
+    from tau.engine import records
+    from tau.engine.status import history as build
+
+    data = build(records.require(name))
+    if output == "json":
+        _out(dump_json(data))
+        return
+    _out(f"Run: local/{name}")
+    _out(f"State: {data['displayState']} (attempt {data['attempt']})")
+    if data["entries"]:
+        rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in data["entries"]]
+        print_table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
+    else:
+        _out("No retries or resumes recorded.")
 
 
 def _age(created: str) -> str:

@@ -20,9 +20,11 @@ app = typer.Typer(
 
 @app.command(
     help="Print a run's logs (Job pods, or a RayJob's driver via its head pod).\n\n"
-    "Examples:\n\n"
-    "  tau logs train-x1\n\n"
-    "  tau logs train-x1 -c main --previous --timestamps\n\n"
+    "A local run (`tau run TARGET --local`) prints its current attempt's log.\n\n"
+    "\b\n"
+    "Examples:\n"
+    "  tau logs train-x1 --tail 50\n"
+    "  tau logs train-x1 -c main --previous --timestamps\n"
     "  tau logs train-x1 --all-containers --prefix -f"
 )
 def logs(

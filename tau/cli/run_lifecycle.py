@@ -158,9 +158,16 @@ def list_(
         False, "--include-external", help="Also batch Jobs not submitted by tau (SOURCE column)."
     ),
     output: str = typer.Option("table", "-o", "--output", help="table or json."),
-    local: bool = local_run.LOCAL,
+    local: bool = local_run.LIST_LOCAL,
 ) -> None:
-    """List runs (Jobs and RayJobs) in a namespace, newest first."""
+    """List runs (Jobs and RayJobs) in a namespace, newest first.
+
+    \b
+    Examples:
+      tau run list                          # the workspace namespace
+      tau run list --include-external -o json
+      tau run list --local                  # local-engine runs on this machine
+    """
     if output not in ("table", "json"):
         raise UsageError("--output must be table or json")
     if local:
@@ -268,7 +275,15 @@ def cancel(
     timeout: str = typer.Option("30s", "--timeout", help="MultiKueue manager cleanup wait."),
     local: bool = local_run.LOCAL,
 ) -> None:
-    """Stop a run: delete its Job/RayJob and headless Service; Kueue releases the quota."""
+    """Stop a run: delete its Job/RayJob and headless Service; Kueue releases the quota.
+
+    A local run's whole process tree is killed instead.
+
+    \b
+    Examples:
+      tau run cancel train-x1               # waits until its pods are gone
+      tau run cancel train-x1 --no-wait
+    """
     if local_run.routes(name, local):
         return local_run.cancel(name)
     from tau.lifecycle.runs import cancel as do_cancel
@@ -399,8 +414,13 @@ def resume(
 ) -> None:
     """Resubmit a failed run with TAU_RESUME_FROM set, after checking it should be resumed.
 
-    Refuses runs that are still running, succeeded, or failed for an unknown reason; an
-    OOM-killed run needs --force (change its resources first).
+    Refuses runs that are still running, succeeded, or failed for an unknown
+    reason; an OOM-killed run needs --force (change its resources first).
+
+    \b
+    Examples:
+      tau run resume train-x1 -c tau/train.yaml
+      tau run resume train-x1 -c tau/train.yaml --from /data/ckpt/step-900 --force
     """
     from pathlib import Path
 
@@ -452,7 +472,15 @@ def get(
     context: str = context_option(),
     local: bool = local_run.LOCAL,
 ) -> None:
-    """Fetch a run's durable results through a short-lived read-only reader pod."""
+    """Fetch a run's durable results through a short-lived read-only reader pod.
+
+    A local run's results are read from this machine's data root.
+
+    \b
+    Examples:
+      tau run get train-x1                  # list the result directory
+      tau run get train-x1 --artifact model.json -o raw > model.json
+    """
     if output not in ("table", "json", "raw"):
         raise UsageError("--output must be table, json or raw")
     if local_run.routes(name, local):
@@ -493,10 +521,19 @@ def history(
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
+    local: bool = local_run.LOCAL,
 ) -> None:
-    """Attempts, retries, resumes and the current state of a run."""
+    """Attempts, retries, resumes and the current state of a run.
+
+    \b
+    Examples:
+      tau run history train-x1
+      tau run history train-x1 -o json | jq .entries
+    """
     if output not in ("table", "json"):
         raise UsageError("--output must be table or json")
+    if local_run.routes(name, local):
+        return local_run.history(name, output)
     from tau.cli.output import dump_json, print_table
     from tau.kube.runtypes import EVENTS
     from tau.lifecycle.history import history as build

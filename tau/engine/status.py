@@ -252,3 +252,34 @@ def _diagnostics(run: LocalRun, state: str, message: str) -> list[dict[str, Any]
             }
         ]
     return []
+
+
+def history(run: LocalRun) -> dict[str, Any]:
+    """`tau run history` for a local run: the cluster's document, entries from the attempts.
+
+    Attempt 1 is the submission; every later attempt is a retry (it carries the retry reason)
+    or a `tau run resume`, and its failure is the reason the attempt before it ended.
+    """
+    state, _ = effective_state(run)
+    entries = [
+        {
+            "time": attempt.started_at,
+            "event": "retry" if attempt.retry_reason else "resume",
+            "attempt": str(attempt.number),
+            "failure": attempt.retry_reason or previous.reason,
+            "message": "",
+        }
+        for previous, attempt in zip(run.attempts, run.attempts[1:], strict=False)
+    ]
+    return {
+        "name": run.name,
+        "namespace": NAMESPACE,
+        "found": True,
+        "state": state,
+        "displayState": display_state(run),
+        "submissionId": "",
+        "created": run.created_at,
+        "attempt": max(len(run.attempts), 1),
+        "resumedFrom": "",
+        "entries": entries,
+    }

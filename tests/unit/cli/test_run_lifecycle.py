@@ -14,8 +14,10 @@ import pytest
 TAU = shutil.which("tau", path=str(Path(sys.executable).parent)) or "tau"
 
 
-def tau(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def tau(*args: str, cwd: Path, columns: str = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TAU_CONFIG_DIR": str(cwd / "tau-config"), "KUBECONFIG": "/nonexistent"}
+    if columns:
+        env["COLUMNS"] = columns
     env.pop("TAU_CONTEXT", None)
     return subprocess.run(
         [TAU, *args], cwd=cwd, capture_output=True, text=True, check=False, env=env
@@ -60,3 +62,21 @@ def test_every_lifecycle_verb_is_listed_and_logs_is_a_root(tmp_path):
     for flag in ("--container", "--all-containers", "--previous", "--timestamps", "--prefix",
                  "--tail", "--follow", "--workspace", "--context"):  # fmt: skip
         assert flag in logs_help
+
+
+@pytest.mark.parametrize("verb", ["status", "list", "get", "cancel", "resume", "history", "logs"])
+def test_every_lifecycle_verb_help_shows_examples_of_itself(tmp_path, verb):
+    args = ("logs", "--help") if verb == "logs" else ("run", verb, "--help")
+    shown = tau(*args, cwd=tmp_path, columns="80")
+    assert shown.returncode == 0, shown.stderr
+    lines = [line.strip() for line in shown.stdout.splitlines()]
+    examples = lines[lines.index("Examples:") + 1 :]
+    examples = examples[: examples.index("")]
+    prefix = "tau logs " if verb == "logs" else f"tau run {verb} "
+    # every line is a whole example: none wraps on an 80-column terminal
+    assert examples and all(line.startswith(prefix) for line in examples), examples
+
+
+def test_list_help_does_not_describe_local_as_a_run_name(tmp_path):
+    shown = tau("run", "list", "--help", cwd=tmp_path).stdout
+    assert "List the local engine's runs" in shown and "NAME" not in shown

@@ -85,6 +85,28 @@ def test_oom_kill_is_retried_with_the_retry_env_only_when_listed(local, tmp_path
     assert attempts[0]["signal"] == 9
 
 
+def test_history_of_a_local_run_lists_its_retry_and_resume_without_a_cluster(local, tmp_path):
+    resilience = "resilience:\n  max_retries: 1\n  retry_on: [OOMKilled]\n  backoff_initial: 10ms\n"
+    extra = "  env:\n    FAIL_TIMES: '2'"
+    repo = project(tmp_path / "repo", "oom", config("oom", resilience, extra), {"job.py": OOM_ONCE})
+    local.env["KUBECONFIG"] = str(tmp_path / "no-kubeconfig")
+    first = local.tau("run", "oom", "--local", cwd=repo)
+    assert first.returncode == 1
+    name = run_name(first.stderr)
+    (repo / "tau" / "oom.yaml").write_text(config("oom", resilience, "  env:\n    FAIL_TIMES: '0'"))
+    resumed = local.tau("run", "resume", name, "-c", "tau/oom.yaml", "--force", cwd=repo)
+    assert resumed.returncode == 0, resumed.stderr
+    shown = local.tau("run", "history", name, cwd=repo)
+    assert shown.returncode == 0, shown.stderr
+    assert "State: Complete (attempt 3)" in shown.stdout
+    data = json.loads(local.tau("run", "history", name, "-o", "json", cwd=repo).stdout)
+    assert data["namespace"] == "local" and data["state"] == "succeeded"
+    assert [(e["event"], e["attempt"], e["failure"]) for e in data["entries"]] == [
+        ("retry", "2", "OOMKilled"),
+        ("resume", "3", "OOMKilled"),
+    ]
+
+
 def test_oom_kill_is_not_retried_when_retry_on_keeps_the_default(local, tmp_path):
     resilience = "resilience:\n  max_retries: 2\n  backoff_initial: 10ms\n"
     repo = project(tmp_path / "repo", "oom", config("oom", resilience), {"job.py": OOM_ONCE})
