@@ -44,7 +44,11 @@ def print_table(
     *,
     title: str | None = None,
 ) -> None:
-    """A kubectl-like borderless table (uppercase headers, no box)."""
+    """A kubectl-like borderless table (uppercase headers, no box).
+
+    Piped or redirected, rows are never folded to an assumed 80 columns and carry no
+    trailing padding, so `| grep NAME` and `| awk` see one whole row per line.
+    """
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -56,7 +60,13 @@ def print_table(
         table.add_column(column.upper(), overflow="fold")
     for row in rows:
         table.add_row(*("" if cell is None else str(cell) for cell in row))
-    Console(soft_wrap=True).print(table)
+    if sys.stdout.isatty():
+        Console(soft_wrap=True).print(table)
+        return
+    console = Console(soft_wrap=True, width=1_000_000)
+    with console.capture() as captured:
+        console.print(table)
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def print_records(columns: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
