@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tau import keys
+from tau import atomicfile, keys
 
 DEFAULT_PACKET_ROOT = Path(".tau") / "stellar"
 DEFAULT_LOCAL_STORE = Path(".tau") / "store"
@@ -270,9 +270,9 @@ class Run:
             "history": str(self.history_path),
             "artifacts": self.artifacts,
         }
-        temp = self.dir / ".run.json.tmp"
-        temp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        temp.replace(self.dir / "run.json")
+        atomicfile.write_text(
+            self.dir / "run.json", json.dumps(data, indent=2, sort_keys=True) + "\n"
+        )
 
     def _store_path(self) -> Path:
         from tau.errors import UsageError

@@ -8,13 +8,13 @@ terminal. Writers replace the whole file (temp + rename), so readers never see h
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tau import atomicfile
 from tau.engine.layout import state_root
 from tau.errors import UsageError
 
@@ -117,9 +117,7 @@ def run_dir(name: str) -> Path:
 def save(run: LocalRun) -> None:
     path = run_dir(run.name) / RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{RECORD}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(run.to_json(), indent=2, sort_keys=True) + "\n")
-    os.replace(temp, path)
+    atomicfile.write_text(path, json.dumps(run.to_json(), indent=2, sort_keys=True) + "\n")
 
 
 def load(name: str) -> LocalRun | None:

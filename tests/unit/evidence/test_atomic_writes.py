@@ -50,5 +50,8 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path: Path) ->
 
 
 def test_temp_files_are_dotfiles_beside_the_target(tmp_path: Path) -> None:
-    temp = atomic.temp_path_for(tmp_path / "x.parquet")
-    assert temp.parent == tmp_path and temp.name.startswith(".x.parquet.tmp-")
+    with atomic.atomic_open(tmp_path / "part" / "x.parquet") as handle:
+        handle.write(b"data")
+        during = [p.name for p in (tmp_path / "part").iterdir()]
+    assert len(during) == 1 and during[0].startswith(".x.parquet.")
+    assert [p.name for p in (tmp_path / "part").iterdir()] == ["x.parquet"]
