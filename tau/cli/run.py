@@ -114,45 +114,29 @@ def run(
         return
     if dry_run and dry_run not in DRY_RUN_MODES:
         raise UsageError("--dry-run must be one of: client, server")
-    if project:
-        raise UsageError(
-            "--project selection is not available yet in this build",
-            hint="pass the project's config with --config",
-        )
-    from tau.runconfig import discover, load
+    from tau.resolve.target import check_workspace_agrees, locate_run_config
+    from tau.runconfig import load
 
-    path = discover(Path.cwd(), target=None if config else target, config=config or None)
+    located = locate_run_config(
+        Path.cwd(), target=None if config else target, config=config or None, project=project
+    )
+    path = located.path
     loaded = load(path)
     warn(loaded.warnings)
+    if located.project is not None:
+        project = located.project.name
+        policy = getattr(loaded.config, "policy", None)
+        check_workspace_agrees(located, getattr(policy, "workspace", None) or "", workspace)
     if data_root and not local:
         raise UsageError("--data-root needs --local")
     if local:
         if dry_run:
             raise UsageError("--local cannot be combined with --dry-run")
+        _refuse_cluster_flags(ctx)
         from tau.cli import local_run
 
         local_run.run(loaded, data_root=data_root)
         return
-    if dry_run == "client":
-        from tau.cli.dryrun import client_dry_run
-        from tau.resolve.layers import Overrides
-
-        overrides = Overrides(
-            namespace=namespace,
-            workspace=workspace,
-            context=context,
-            service_account=service_account,
-            run_name=target if config and target else "",
-            dry_run=dry_run,
-        )
-        from tau.cli.run_lifecycle import connected_client_dry_run
-
-        if not connected_client_dry_run(
-            loaded, overrides, output=output, project=project, system_namespace=system_namespace
-        ):
-            client_dry_run(loaded, overrides, output=output, project=project)
-        return
-    from tau.cli.run_lifecycle import submit_run
     from tau.resolve.layers import Overrides
 
     overrides = Overrides(
@@ -163,9 +147,50 @@ def run(
         run_name=target if config and target else "",
         dry_run=dry_run,
     )
+    if dry_run == "client":
+        from tau.cli.dryrun import client_dry_run
+        from tau.cli.run_lifecycle import connected_client_dry_run
+
+        if not connected_client_dry_run(
+            loaded, overrides, output=output, project=project, system_namespace=system_namespace
+        ):
+            client_dry_run(loaded, overrides, output=output, project=project)
+        return
+    from tau.cli.run_lifecycle import submit_run
+
     submit_run(
         loaded, overrides, project=project, system_namespace=system_namespace, config_path=path
     )
+
+
+# Flags that only mean something for a cluster submission; --local must not silently drop them.
+_CLUSTER_ONLY = {
+    "namespace": "--namespace",
+    "workspace": "--workspace",
+    "context": "--context",
+    "service_account": "--service-account",
+    "key_vault": "--key-vault",
+    "tenant_id": "--tenant-id",
+    "workload_identity_client_id": "--workload-identity-client-id",
+    "system_namespace": "--system-namespace",
+}
+
+
+def _refuse_cluster_flags(ctx: typer.Context) -> None:
+    """Only flags typed on this command line count; $TAU_CONTEXT and friends may stay set."""
+    from click.core import ParameterSource
+
+    given = [
+        flag
+        for param, flag in _CLUSTER_ONLY.items()
+        if ctx.get_parameter_source(param) is ParameterSource.COMMANDLINE
+    ]
+    if given:
+        verb = "selects" if len(given) == 1 else "select"
+        raise UsageError(
+            f"--local runs on this machine, but {', '.join(given)} {verb} a cluster",
+            hint="remove the cluster flags, or drop --local to submit to the cluster",
+        )
 
 
 @app.command(help="Check a run config offline (no cluster contact); prints '<path> is valid'.")

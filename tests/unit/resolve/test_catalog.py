@@ -17,37 +17,6 @@ from tau.resolve.catalog import (
 from tau.resolve.discovery import discover_connection, find_repository
 
 
-@pytest.fixture
-def monorepo(tmp_path: Path, make_repo, write_descriptor):
-    """A two-project monorepo; pass catalog text to replace the valid default."""
-    return lambda catalog=None: _monorepo(tmp_path, catalog, make_repo, write_descriptor)
-
-
-def _monorepo(tmp_path: Path, catalog: str | None, make_repo, write_descriptor) -> Path:
-    repo = make_repo(tmp_path / "mono")
-    for name, workspace in (("vision", "research"), ("speech", "speech-lab")):
-        write_descriptor(repo / "projects" / name, workspace=workspace)
-    (repo / "projects" / "vision" / "tau" / "train.yaml").write_text("run: {}\n")
-    (repo / "projects" / "speech" / "tau" / "eval.yaml").write_text("run: {}\n")
-    (repo / "projects" / "speech" / "tau" / "shared.yaml").write_text("run: {}\n")
-    (repo / "projects" / "vision" / "tau" / "shared.yaml").write_text("run: {}\n")
-    (repo / "tau.projects.yaml").write_text(
-        catalog
-        or """\
-schema: tau.projects.v1
-projects:
-  vision:
-    path: projects/vision
-    connection: projects/vision/tau/workspace.connection.yaml
-    workspace: research
-  speech:
-    path: projects/speech
-    connection: projects/speech/tau/workspace.connection.yaml
-"""
-    )
-    return repo
-
-
 def catalog_problems(repo: Path) -> list[str]:
     with pytest.raises(ValidationError) as caught:
         load_catalog(find_repository(repo))
