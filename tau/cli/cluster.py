@@ -393,7 +393,7 @@ def uninstall(
 def profiles_export(
     context: str = context_option(),
     output_path: str = typer.Option(
-        "", "-o", "--output", help="Write the snapshot atomically to this file (default: stdout)."
+        "", "--output", help="Write the snapshot atomically to this file (default: stdout)."
     ),
 ) -> None:
     from tau.profiles.live import export_profiles
