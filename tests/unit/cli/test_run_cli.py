@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +181,30 @@ def test_dry_run_accepts_only_client_or_server() -> None:
         2,
         "error: --dry-run must be one of: client, server\n",
     )
+
+
+def test_local_refuses_cluster_flags_typed_with_it_but_not_tau_context(tmp_path: Path) -> None:
+    repo = shutil.copytree(QUICKSTART, tmp_path / "quickstart")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAU_")}
+    env.update(TAU_LOCAL_STATE_DIR=str(tmp_path / "state"), XDG_DATA_HOME=str(tmp_path / "data"))
+
+    def local(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [TAU, "run", "train", "--local", *args],
+            cwd=repo,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    refused = local("--context", "aks-prod", "-n", "research")
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "error: --local runs on this machine, but --namespace, --context select a cluster; "
+        "remove the cluster flags, or drop --local to submit to the cluster\n"
+    )
+    assert not (tmp_path / "state").exists()  # nothing started, no record kept
+    ran = local(TAU_CONTEXT="aks-prod")
+    assert ran.returncode == 0, ran.stderr
+    assert "local run quickstart-train-" in ran.stderr
