@@ -610,6 +610,8 @@ def stellar(
     from tau.evidence import atomic
     from tau.portal import html, snapshot, tui
 
+    if output == "tui" and out:
+        raise UsageError("--out writes html or json; -o tui prints to the terminal")
     snap = snapshot.build_snapshot(
         open_store(ctx), name, metrics=list(metrics) or None, max_points=max(3, max_points)
     )

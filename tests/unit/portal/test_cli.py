@@ -207,3 +207,45 @@ def test_stellar_tui_prints_sparklines(capsys, demo_store: Path) -> None:
         capsys, "experiment", "--store", str(demo_store), "stellar", "base", "-o", "tui"
     )
     assert code == 0 and "run-a" in out and "▁" in out and "█" in out
+
+
+def test_stellar_tui_never_cuts_run_ids_that_share_a_long_prefix(capsys, tmp_path) -> None:
+    from tau.evidence import ImportRequest, import_jsonl, init_experiment
+
+    store = tmp_path / "store"
+    init_experiment(store, "sweep")
+    names = [f"quickstart-train-20261129-1044{i:02d}" for i in range(3)]
+    for index, name in enumerate(names):
+        history = tmp_path / f"{name}.jsonl"
+        history.write_text(
+            "".join(f'{{"_step": {s}, "loss": {1 / (s + index + 1)}}}\n' for s in range(9))
+        )
+        import_jsonl(store, ImportRequest(run_id=name, history=[str(history)], experiment="sweep"))
+    code, out, _ = portal(
+        capsys, "experiment", "--store", str(store), "stellar", "sweep", "-o", "tui"
+    )
+    assert code == 0
+    for name in names:  # in the runs table and in the loss table, each id whole on its row
+        assert sum(line.split()[0] == name for line in out.splitlines() if line.strip()) == 2
+    assert "…" not in "".join(
+        line for line in out.splitlines() if "quickstart" in line and "█" in line
+    )
+
+
+def test_stellar_tui_refuses_out_instead_of_ignoring_it(capsys, demo_store: Path, tmp_path) -> None:
+    target = tmp_path / "dash.txt"
+    code, out, err = portal(
+        capsys,
+        "experiment",
+        "--store",
+        str(demo_store),
+        "stellar",
+        "demo",
+        "-o",
+        "tui",
+        "--out",
+        str(target),
+    )
+    assert (code, out) == (2, "")
+    assert err == "error: --out writes html or json; -o tui prints to the terminal\n"
+    assert not target.exists()
