@@ -152,7 +152,9 @@ def list_(output: str) -> None:
     from tau.engine import records
     from tau.engine.status import display_state
 
-    runs = records.all_runs()
+    runs, broken = records.all_runs()
+    for error in broken:
+        _say(f"warning: {error.one_line()}")
     rows = [
         {
             "name": r.name,

@@ -16,7 +16,7 @@ from typing import Any
 
 from tau import atomicfile
 from tau.engine.layout import state_root
-from tau.errors import UsageError
+from tau.errors import RuntimeFailure, UsageError
 
 RECORD = "record.json"
 KIND = "LocalRun"
@@ -126,6 +126,12 @@ def load(name: str) -> LocalRun | None:
         return LocalRun.from_json(json.loads(path.read_text()))
     except FileNotFoundError:
         return None
+    except (ValueError, TypeError, AttributeError) as error:  # JSON, UTF-8 or shape
+        raise RuntimeFailure(
+            f"local run record {path} is unreadable ({type(error).__name__}: {error})",
+            hint=f"restore it, or delete {path.parent} to forget that run",
+            owner="you: this machine's local run state",
+        ) from error
 
 
 def require(name: str) -> LocalRun:
@@ -142,10 +148,20 @@ def exists(name: str) -> bool:
     return (run_dir(name) / RECORD).is_file()
 
 
-def all_runs() -> list[LocalRun]:
+def all_runs() -> tuple[list[LocalRun], list[RuntimeFailure]]:
+    """Every readable record, newest first, and why the others are unreadable (one broken
+    record must not hide the rest)."""
     root = state_root() / "runs"
-    runs = [load(p.name) for p in root.iterdir()] if root.is_dir() else []
-    return sorted((r for r in runs if r), key=lambda r: r.created_at, reverse=True)
+    runs, broken = [], []
+    for path in sorted(root.iterdir()) if root.is_dir() else []:
+        try:
+            run = load(path.name)
+        except RuntimeFailure as error:
+            broken.append(error)
+            continue
+        if run is not None:
+            runs.append(run)
+    return sorted(runs, key=lambda r: r.created_at, reverse=True), broken
 
 
 def reserve_name(base: str) -> str:
