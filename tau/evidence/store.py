@@ -116,8 +116,15 @@ class Store:
         """Open an existing store, migrating an older catalogue forward under the lock."""
         store = cls(Path(root))
         store.manifest = store._read_manifest()
-        with contextlib.closing(store.connect(readonly=True)) as db:
-            version = schema.stored_version(db)
+        try:
+            with contextlib.closing(store.connect(readonly=True)) as db:
+                version = schema.stored_version(db)
+        except sqlite3.DatabaseError as error:
+            raise StoreCorrupt(
+                f"{store.index_path} is not a readable SQLite index ({error})",
+                hint="restore the store directory from a copy (taugrid-portal experiment export)",
+                owner="the store's owner",
+            ) from None
         if version != schema.CURRENT:
             with lock.exclusive(store.root, lock_wait), contextlib.closing(store.connect()) as db:
                 db.execute("BEGIN IMMEDIATE")

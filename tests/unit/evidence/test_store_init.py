@@ -144,3 +144,21 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(store_root: Path) -> None:
         assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
     finally:
         db.close()
+
+
+def test_a_damaged_index_is_a_one_line_store_error_through_the_portal(store_root: Path) -> None:
+    init_experiment(store_root, "exp")
+    (store_root / "index.sqlite").write_bytes(b"not a database, a half-copied file\n" * 200)
+    portal = Path(sys.executable).parent / "taugrid-portal"
+    result = subprocess.run(
+        [str(portal), "experiment", "--store", str(store_root), "search"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: {store_root / 'index.sqlite'} is not a readable SQLite index (file is not a "
+        "database); restore the store directory from a copy (taugrid-portal experiment export) "
+        "(owner: the store's owner)\n"
+    )
