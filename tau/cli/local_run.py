@@ -101,10 +101,27 @@ def status(name: str, output: str, *, watch: bool = False) -> None:
     render(doc, Console(highlight=False, soft_wrap=True))
 
 
-def logs(name: str, *, tail: int, follow: bool) -> None:
+def logs(name: str, opts: Any) -> None:
+    """A local run has one log per attempt: pod/container flags are refused, not ignored."""
     from tau.engine import logs as engine_logs
 
-    engine_logs.stream(name, tail=tail, follow=follow, out=_out)
+    given = [
+        flag
+        for flag, value in (
+            ("-c/--container", opts.container),
+            ("--all-containers", opts.all_containers),
+            ("--previous", opts.previous),
+            ("--timestamps", opts.timestamps),
+            ("--prefix", opts.prefix),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: {name} is a local run with one log per attempt, no pods",
+            hint="use --tail and -f",
+        )
+    engine_logs.stream(name, tail=opts.tail, follow=opts.follow, out=_out)
 
 
 def cancel(name: str) -> None:

@@ -224,11 +224,11 @@ def logs(
     local: bool = local_run.LOCAL,
 ) -> None:
     """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod."""
-    if local_run.routes(name, local):
-        return local_run.logs(name, tail=tail, follow=follow)
     from tau.lifecycle.logs import LogOptions, streams, write_logs
 
     opts = LogOptions(container, all_containers, previous, timestamps, prefix, tail, follow)
+    if local_run.routes(name, local):
+        return local_run.logs(name, opts)
     target = _target(context, namespace, workspace)
     write_logs(streams(target.client(), target.namespace, name, opts), opts, click.echo)
 
@@ -243,7 +243,7 @@ def discover_logs(
 ) -> None:
     """`tau logs`: with no route flags, search the connected workspace then cached ones."""
     if local_run.routes(name, False):
-        return local_run.logs(name, tail=opts.tail, follow=opts.follow)
+        return local_run.logs(name, opts)
     from tau.lifecycle.logs import discover, streams, write_logs
     from tau.lifecycle.target import cached_targets
 

@@ -99,3 +99,18 @@ def test_local_and_dry_run_are_exclusive(local):
     assert result.returncode == 2
     assert "--local cannot be combined with --dry-run" in result.stderr
     assert local.runs() == []
+
+
+def test_pod_log_flags_are_refused_for_a_local_run_not_ignored(local):
+    started = local.tau("run", "train", "--local", cwd=QUICKSTART)
+    assert started.returncode == 0, started.stderr
+    name = run_name(started.stderr)
+    for verb in ("logs", "run logs"):
+        refused = local.tau(*verb.split(), name, "--timestamps", "-c", "main", cwd=QUICKSTART)
+        assert (refused.returncode, refused.stdout) == (2, "")
+        assert refused.stderr == (
+            f"error: -c/--container, --timestamps: {name} is a local run with one log per "
+            "attempt, no pods; use --tail and -f\n"
+        )
+    tailed = local.tau("logs", name, "--tail", "1", cwd=QUICKSTART)
+    assert tailed.returncode == 0 and len(tailed.stdout.splitlines()) == 1
