@@ -12,7 +12,7 @@ from typing import Any
 
 from tau.engine import gpus as gpu_inventory
 from tau.engine import records
-from tau.engine.layout import default_data_root, default_store
+from tau.engine.layout import ENV_STATE_DIR, default_data_root, default_store, state_root
 from tau.engine.plan import LocalPlan, build_plan
 from tau.engine.records import LocalRun
 from tau.engine.supervise import Supervisor
@@ -47,6 +47,11 @@ def start(
 ) -> LocalRun:
     """Run `loaded` locally to completion; the record is written before the process starts."""
     _check_direct(loaded)
+    _check_directories(
+        ("--data-root" if data_root else "the local data root", data_root or default_data_root()),
+        ("the experiment store ($TAU_EXP_STORE)", store or default_store()),
+        (f"the local run state (${ENV_STATE_DIR})", state_root()),
+    )
     base = loaded.config.run_name or Path(loaded.path).stem
     name = records.reserve_name(records.check_name(base.lower()))
     try:
@@ -59,6 +64,17 @@ def start(
     write_scripts(plan)
     echo(f"local run {name} started ({run.kind}, {plan.gpus_needed} GPU(s))")
     return Supervisor(run, plan, echo=echo, stream=stream).supervise(dict(plan.env))
+
+
+def _check_directories(*places: tuple[str, Path]) -> None:
+    """Refuse before a record exists when a directory tau must create is blocked by a file."""
+    for label, path in places:
+        blocked = next((p for p in (path, *path.parents) if p.exists()), None)
+        if blocked is not None and not blocked.is_dir():
+            raise UsageError(
+                f"{label} {path} cannot be a directory: {blocked} is a file",
+                hint="point it at a directory",
+            )
 
 
 def resume(

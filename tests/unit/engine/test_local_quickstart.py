@@ -114,3 +114,23 @@ def test_pod_log_flags_are_refused_for_a_local_run_not_ignored(local):
         )
     tailed = local.tau("logs", name, "--tail", "1", cwd=QUICKSTART)
     assert tailed.returncode == 0 and len(tailed.stdout.splitlines()) == 1
+
+
+def test_a_file_where_a_local_directory_belongs_is_refused_before_anything_starts(local, tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    cases = [
+        (("--data-root", str(blocker)), {}, f"--data-root {blocker}"),
+        ((), {"TAU_EXP_STORE": str(blocker / "store")}, "the experiment store"),
+        ((), {"TAU_LOCAL_STATE_DIR": str(blocker / "state")}, "the local run state"),
+    ]
+    for flags, env, label in cases:
+        saved = dict(local.env)
+        local.env.update(env)
+        refused = local.tau("run", "train", "--local", *flags, cwd=QUICKSTART)
+        local.env.clear()
+        local.env.update(saved)
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert refused.stderr.startswith(f"error: {label}")
+        assert f"cannot be a directory: {blocker} is a file" in refused.stderr
+    assert local.runs() == []
