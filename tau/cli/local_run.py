@@ -6,7 +6,9 @@ never answered by running or reading something local instead.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,22 @@ def _out(text: str) -> None:
     click.echo(text)
 
 
+def _supervising(*, err: bool) -> Callable[[str], None]:
+    """Output of a supervising `tau run --local`: a reader that went away (`| head`) must
+    not kill the supervisor mid-run. The run goes on and its log file keeps every line, so
+    the rest of the terminal output goes to devnull."""
+
+    def echo(text: str) -> None:
+        try:
+            click.echo(text, err=err)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, (sys.stderr if err else sys.stdout).fileno())
+            os.close(devnull)
+
+    return echo
+
+
 def routes(name: str | None, local: bool) -> bool:
     """True when NAME is a local run (or --local was given)."""
     if local:
@@ -46,8 +64,8 @@ def run(loaded: Any, *, data_root: str, store: str = "") -> None:
         data_root=Path(data_root) if data_root else None,
         store=Path(store) if store else None,
         argv=tuple(["tau", *sys.argv[1:]]),
-        echo=_say,
-        stream=_out,
+        echo=_supervising(err=True),
+        stream=_supervising(err=False),
     )
     _finish(record)
 
@@ -55,16 +73,18 @@ def run(loaded: Any, *, data_root: str, store: str = "") -> None:
 def _finish(record: Any) -> None:
     from tau.engine import records
 
+    say = _supervising(err=True)
+
     started = record.started_at or record.created_at
-    _say(f"local run {record.name} {record.state} ({_elapsed(started, record.finished_at)})")
-    _say(f"status:   tau run status {record.name}")
-    _say(f"logs:     tau logs {record.name}")
-    _say(f"outputs:  tau run get {record.name}  ({record.output_dir})")
+    say(f"local run {record.name} {record.state} ({_elapsed(started, record.finished_at)})")
+    say(f"status:   tau run status {record.name}")
+    say(f"logs:     tau logs {record.name}")
+    say(f"outputs:  tau run get {record.name}  ({record.output_dir})")
     evidence = record.evidence or {}
     if evidence.get("run_id"):
-        _say(f"evidence: run {evidence['run_id']} in experiment store {record.store}")
+        say(f"evidence: run {evidence['run_id']} in experiment store {record.store}")
         target = record.experiment.get("name") or evidence["run_id"]
-        _say(f"          taugrid-portal experiment --store {record.store} stellar {target}")
+        say(f"          taugrid-portal experiment --store {record.store} stellar {target}")
     if record.state == records.CANCELLED:
         raise click.exceptions.Exit(130)
     if record.state == records.FAILED:
@@ -244,7 +264,7 @@ def resume(name: str, *, config: str, checkpoint: str, force: bool) -> None:
         checkpoint=checkpoint,
         force=force,
         argv=tuple(["tau", *sys.argv[1:]]),
-        echo=_say,
-        stream=_out,
+        echo=_supervising(err=True),
+        stream=_supervising(err=False),
     )
     _finish(record)

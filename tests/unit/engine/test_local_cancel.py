@@ -1,4 +1,5 @@
-"""Cancelling a local run kills its whole process tree, from another terminal or by Ctrl-C."""
+"""Cancelling a local run kills its whole process tree, from another terminal or by Ctrl-C;
+a closed terminal pipe neither stops nor orphans it."""
 
 from __future__ import annotations
 
@@ -124,3 +125,22 @@ def test_logs_follow_streams_a_running_run_until_it_ends(local, tmp_path):
     assert followed.stdout.splitlines() == ["tick 0", "tick 1", "tick 2", "done"]
     supervisor.communicate(timeout=30)
     assert supervisor.returncode == 0
+
+
+def test_a_reader_that_goes_away_does_not_stop_or_orphan_the_run(local, tmp_path):
+    """`tau run T --local | head -1`: the run still finishes and is recorded as succeeded."""
+    chatty = (
+        "import time\nfor i in range(20):\n    print('line', i, flush=True)\n    time.sleep(0.05)\n"
+    )
+    config = CONFIG.replace("name: tree", "name: chatty").replace("../tree.py", "../job.py")
+    repo = project(tmp_path / "repo", "chatty", config, {"job.py": chatty})
+    proc = local.popen("run", "chatty", "--local", cwd=repo)
+    assert proc.stdout.readline() == "line 0\n"
+    proc.stdout.close()  # the reader goes away, as `head -1` does
+    assert proc.wait(timeout=60) == 0
+    stderr = proc.stderr.read()
+    assert "Traceback" not in stderr and "succeeded" in stderr
+    [name] = local.runs()
+    assert local.record(name)["state"] == "succeeded"
+    assert len(local.record(name)["attempts"]) == 1
+    assert (local.state / "runs" / name / "attempt-1.log").read_text().count("line ") == 20
