@@ -32,14 +32,14 @@ def _out(text: str) -> None:
 
 
 def _supervising(*, err: bool) -> Callable[[str], None]:
-    """Output of a supervising `tau run --local`: a reader that went away (`| head`) must
-    not kill the supervisor mid-run. The run goes on and its log file keeps every line, so
-    the rest of the terminal output goes to devnull."""
+    """Output of a supervising `tau run --local`: a reader that went away (`| head`, a
+    closed terminal) must not kill the supervisor mid-run. The run goes on and its log
+    file keeps every line, so the rest of the terminal output goes to devnull."""
 
     def echo(text: str) -> None:
         try:
             click.echo(text, err=err)
-        except BrokenPipeError:
+        except OSError:  # EPIPE from a closed pipe, EIO from a hung-up terminal
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, (sys.stderr if err else sys.stdout).fileno())
             os.close(devnull)

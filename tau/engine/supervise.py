@@ -57,8 +57,12 @@ class Supervisor:
     # the loop ------------------------------------------------------------------------------
 
     def supervise(self, first_env: dict[str, str]) -> LocalRun:
+        # A closed terminal (SIGHUP) cancels like Ctrl-C rather than leaving the target
+        # running behind a dead supervisor; `nohup tau run ...` keeps SIGHUP ignored.
+        hangup = [] if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN else [signal.SIGHUP]
         previous = {
-            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
+            sig: signal.signal(sig, self._on_signal)
+            for sig in (signal.SIGINT, signal.SIGTERM, *hangup)
         }
         try:
             return self._loop(first_env)

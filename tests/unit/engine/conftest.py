@@ -14,6 +14,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ class Local:
             timeout=timeout,
         )
 
-    def popen(self, *args: str, cwd: Path) -> subprocess.Popen:
+    def popen(self, *args: str, cwd: Path, **popen: Any) -> subprocess.Popen:
         return subprocess.Popen(
             [TAU, *args],
             cwd=cwd,
@@ -49,6 +50,7 @@ class Local:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            **popen,
         )
 
     def portal(self, *args: str) -> subprocess.CompletedProcess:

@@ -41,9 +41,9 @@ runtime:
 """
 
 
-def start_tree(local, tmp_path):
+def start_tree(local, tmp_path, **popen):
     repo = project(tmp_path / "repo", "tree", CONFIG, {"tree.py": TREE})
-    supervisor = local.popen("run", "tree", "--local", cwd=repo)
+    supervisor = local.popen("run", "tree", "--local", cwd=repo, **popen)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and supervisor.poll() is None:
         names = local.runs()
@@ -86,6 +86,20 @@ def test_ctrl_c_cancels_cleanly(local, tmp_path):
     assert supervisor.returncode == 130, err
     assert f"cancelling local run {name} (SIGINT)" in err
     assert "Traceback" not in err
+    assert wait_gone(pids) == []
+    assert local.record(name)["state"] == "cancelled"
+
+
+def default_hangup() -> None:  # as a terminal session starts it, even under `nohup pytest`
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def test_a_closed_terminal_cancels_cleanly_instead_of_orphaning_the_tree(local, tmp_path):
+    _, supervisor, name, pids = start_tree(local, tmp_path, preexec_fn=default_hangup)
+    supervisor.send_signal(signal.SIGHUP)
+    _, err = supervisor.communicate(timeout=30)
+    assert supervisor.returncode == 130, err
+    assert f"cancelling local run {name} (SIGHUP)" in err
     assert wait_gone(pids) == []
     assert local.record(name)["state"] == "cancelled"
 
