@@ -19,7 +19,7 @@ def test_outside_a_catalog_the_single_project_discovery_applies(tmp_path, make_r
     located = locate_run_config(repo, target="train")
     assert located.project is None
     assert (repo / located.path).resolve() == (repo / "tau" / "train.yaml").resolve()
-    with pytest.raises(UsageError, match="--project requires tau.projects.yaml"):
+    with pytest.raises(UsageError, match=r"--project requires tau\.projects\.yaml"):
         locate_run_config(repo, target="train", project="vision")
 
 
@@ -57,7 +57,7 @@ def test_the_catalog_workspace_binds_the_config_and_the_flag(monorepo):
     repo = monorepo()
     located = locate_run_config(repo, target="train")
     check_workspace_agrees(located, "research", "research")
-    with pytest.raises(ValidationError, match="run config policy.workspace 'other' conflicts"):
+    with pytest.raises(ValidationError, match=r"run config policy\.workspace 'other' conflicts"):
         check_workspace_agrees(located, "other", "")
     with pytest.raises(ValidationError, match="--workspace 'other' conflicts"):
         check_workspace_agrees(located, "", "other")
