@@ -36,8 +36,11 @@ def _build(_: argparse.Namespace) -> int:
 
 def _up(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    cluster = start(args.state_dir, build(),
-                    progress=lambda line: print(f"localcluster: {line}", file=sys.stderr))
+    cluster = start(
+        args.state_dir,
+        build(),
+        progress=lambda line: print(f"localcluster: {line}", file=sys.stderr),
+    )
     print(
         f"local cluster ready at {cluster.server} in {time.monotonic() - started:.0f}s; "
         f"logs in {cluster.log_dir}. Use it with:",

@@ -140,7 +140,11 @@ def _go(args: list[str], cwd: Path, log: Path | None = None) -> str:
         out.write(f"\n$ (cd {cwd} && go {' '.join(args)})\n")
         out.flush()
         result = subprocess.run(
-            ["go", *args], cwd=cwd, env=_go_env(), stdout=out, stderr=subprocess.STDOUT,
+            ["go", *args],
+            cwd=cwd,
+            env=_go_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
             check=False,
         )
     if result.returncode != 0:

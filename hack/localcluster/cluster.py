@@ -87,8 +87,12 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_until(what: str, probe: Callable[[], T], timeout: float = 60,
-               on_timeout: Callable[[], str] = lambda: "") -> T:
+def wait_until(
+    what: str,
+    probe: Callable[[], T],
+    timeout: float = 60,
+    on_timeout: Callable[[], str] = lambda: "",
+) -> T:
     """Poll ``probe`` until it returns something truthy, and return that.
 
     Tests use it too: the cluster is eventually consistent, so every assertion about what a
@@ -147,13 +151,23 @@ class LocalCluster:
     def log_dir(self) -> Path:
         return self.state_dir / "logs"
 
-    def kubectl(self, *args: str, kubeconfig: Path | None = None, input: str | None = None,
-                check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self,
+        *args: str,
+        kubeconfig: Path | None = None,
+        input: str | None = None,
+        check: bool = True,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
         """Run the cluster's own kubectl; raises with kubectl's stderr when ``check`` fails."""
-        cmd = [str(self.bin_dir / "kubectl"), f"--kubeconfig={kubeconfig or self.kubeconfig}",
-               *args]
-        result = subprocess.run(cmd, input=input, capture_output=True, text=True,
-                                timeout=timeout, check=False)
+        cmd = [
+            str(self.bin_dir / "kubectl"),
+            f"--kubeconfig={kubeconfig or self.kubeconfig}",
+            *args,
+        ]
+        result = subprocess.run(
+            cmd, input=input, capture_output=True, text=True, timeout=timeout, check=False
+        )
         if check and result.returncode != 0:
             raise ClusterError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
         return result
@@ -164,15 +178,23 @@ class LocalCluster:
 
     def apply(self, objects: Iterable[dict[str, Any]]) -> None:
         """Server-side apply, so re-applying a changed object updates it."""
-        self.kubectl("apply", "--server-side", "--force-conflicts",
-                     "--field-manager=taugrid-localcluster", "-f", "-", input=_as_list(objects))
+        self.kubectl(
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=taugrid-localcluster",
+            "-f",
+            "-",
+            input=_as_list(objects),
+        )
 
     def create(self, objects: Iterable[dict[str, Any]]) -> None:
         """Plain create: several times faster than apply for the multi-megabyte CRDs."""
         self.kubectl("create", "-f", "-", input=_as_list(objects))
 
-    def mint_kubeconfig(self, user: str, groups: Sequence[str] = (),
-                        path: Path | None = None) -> Path:
+    def mint_kubeconfig(
+        self, user: str, groups: Sequence[str] = (), path: Path | None = None
+    ) -> Path:
         """A kubeconfig authenticating as ``user`` in ``groups`` by a CA-signed certificate.
 
         The identity has no permissions until a (Cluster)RoleBinding grants them, which is
@@ -182,8 +204,13 @@ class LocalCluster:
         users.mkdir(exist_ok=True)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in user)
         pair = CertificateAuthority(self.pki_dir).issue(f"user-{safe}", user, tuple(groups))
-        return write_kubeconfig(path or users / f"{safe}.kubeconfig", self.server,
-                                CertificateAuthority(self.pki_dir), pair, user)
+        return write_kubeconfig(
+            path or users / f"{safe}.kubeconfig",
+            self.server,
+            CertificateAuthority(self.pki_dir),
+            pair,
+            user,
+        )
 
     def readyz(self) -> bool:
         return _https_ok(f"{self.server}/readyz", self._admin_tls())
@@ -292,8 +319,10 @@ def _established_crds(cluster: LocalCluster) -> set[str]:
     return {
         crd["metadata"]["name"]
         for crd in cluster.get_json("customresourcedefinitions")["items"]
-        if any(c["type"] == "Established" and c["status"] == "True"
-               for c in (crd.get("status") or {}).get("conditions") or [])
+        if any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in (crd.get("status") or {}).get("conditions") or []
+        )
     }
 
 
@@ -352,9 +381,14 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def start(state_dir: Path, artifacts: Artifacts, timeout: float = 300, *,
-          tied_to_caller: bool = False, progress: Callable[[str], None] = lambda _: None,
-          ) -> LocalCluster:
+def start(
+    state_dir: Path,
+    artifacts: Artifacts,
+    timeout: float = 300,
+    *,
+    tied_to_caller: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+) -> LocalCluster:
     """Bring up the whole plane in ``state_dir``; on any failure, stop what was started.
 
     ``tied_to_caller`` makes every process die with the calling process (test sessions);
@@ -371,8 +405,7 @@ def start(state_dir: Path, artifacts: Artifacts, timeout: float = 300, *,
     ports = dict(zip(_PORT_NAMES, _free_ports(len(_PORT_NAMES)), strict=True))
     cluster = LocalCluster(
         state_dir,
-        ClusterState(str(artifacts.bin), ports, _etcd_scratch_dir(),
-                     versions=artifacts.versions()),
+        ClusterState(str(artifacts.bin), ports, _etcd_scratch_dir(), versions=artifacts.versions()),
     )
     cluster.tied_to_caller = tied_to_caller
     cluster._save()
@@ -384,8 +417,9 @@ def start(state_dir: Path, artifacts: Artifacts, timeout: float = 300, *,
     return cluster
 
 
-def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
-              progress: Callable[[str], None]) -> None:
+def _bring_up(
+    cluster: LocalCluster, artifacts: Artifacts, timeout: float, progress: Callable[[str], None]
+) -> None:
     started = time.monotonic()
 
     def step(done: str) -> None:
@@ -397,11 +431,19 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
     serving = ca.issue(
         "apiserver",
         "kube-apiserver",
-        hosts=("127.0.0.1", "localhost", "kubernetes", "kubernetes.default",
-               "kubernetes.default.svc", "kubernetes.default.svc.cluster.local", "10.96.0.1"),
+        hosts=(
+            "127.0.0.1",
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "kubernetes.default.svc.cluster.local",
+            "10.96.0.1",
+        ),
     )
-    kubelet_client = ca.issue("apiserver-kubelet-client", "kube-apiserver-kubelet-client",
-                              ("system:masters",))
+    kubelet_client = ca.issue(
+        "apiserver-kubelet-client", "kube-apiserver-kubelet-client", ("system:masters",)
+    )
     write_service_account_keys(pki / "sa.key", pki / "sa.pub")
     # The aggregation layer's front proxy, as kubeadm sets it up; without it every component
     # that delegates authentication logs a missing requestheader CA forever.
@@ -410,8 +452,9 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
 
     def kubeconfig_for(name: str, cn: str, orgs: tuple[str, ...] = ()) -> Path:
         pair: KeyPair = ca.issue(name, cn, orgs)
-        return write_kubeconfig(cluster.state_dir / f"{name}.kubeconfig", cluster.server, ca,
-                                pair, cn)
+        return write_kubeconfig(
+            cluster.state_dir / f"{name}.kubeconfig", cluster.server, ca, pair, cn
+        )
 
     admin = kubeconfig_for("admin", "kubernetes-admin", ("system:masters",))
     admin.replace(cluster.kubeconfig)
@@ -424,65 +467,94 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
 
     etcd_url = f"http://127.0.0.1:{p['etcd']}"
     peer_url = f"http://127.0.0.1:{p['etcd_peer']}"
-    cluster._spawn("etcd", [
-        "etcd", "--name=default", f"--data-dir={Path(cluster.state.etcd_data_dir) / 'data'}",
-        f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-        f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-        f"--initial-cluster=default={peer_url}", "--unsafe-no-fsync",
-        "--listen-metrics-urls=", "--log-level=warn",
-    ])
+    cluster._spawn(
+        "etcd",
+        [
+            "etcd",
+            "--name=default",
+            f"--data-dir={Path(cluster.state.etcd_data_dir) / 'data'}",
+            f"--listen-client-urls={etcd_url}",
+            f"--advertise-client-urls={etcd_url}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=default={peer_url}",
+            "--unsafe-no-fsync",
+            "--listen-metrics-urls=",
+            "--log-level=warn",
+        ],
+    )
     (Path(cluster.state.etcd_data_dir) / _ETCD_PID_FILE).write_text(str(cluster.state.pids["etcd"]))
     cluster._wait_component("etcd", lambda: _http_ok(f"{etcd_url}/health"), 60)
     step("etcd ready")
 
-    cluster._spawn("kube-apiserver", [
+    cluster._spawn(
         "kube-apiserver",
-        f"--etcd-servers={etcd_url}",
-        "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-        f"--secure-port={p['apiserver']}",
-        f"--tls-cert-file={serving.cert}", f"--tls-private-key-file={serving.key}",
-        f"--client-ca-file={ca.pair.cert}",
-        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-        f"--service-account-key-file={pki / 'sa.pub'}",
-        f"--service-account-signing-key-file={pki / 'sa.key'}",
-        f"--service-cluster-ip-range={SERVICE_CIDR}",
-        "--authorization-mode=Node,RBAC",
-        "--enable-admission-plugins=NodeRestriction",
-        "--allow-privileged=true",
-        "--kubelet-preferred-address-types=InternalIP",
-        f"--kubelet-client-certificate={kubelet_client.cert}",
-        f"--kubelet-client-key={kubelet_client.key}",
-        f"--requestheader-client-ca-file={front_proxy_ca.pair.cert}",
-        "--requestheader-allowed-names=front-proxy-client",
-        "--requestheader-username-headers=X-Remote-User",
-        "--requestheader-group-headers=X-Remote-Group",
-        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-        f"--proxy-client-cert-file={front_proxy.cert}",
-        f"--proxy-client-key-file={front_proxy.key}",
-        # The default reconciler publishes the advertise address as the `kubernetes` Service's
-        # endpoint, and Endpoints may not hold loopback addresses.
-        "--endpoint-reconciler-type=none",
-        "--profiling=false",
-    ])
+        [
+            "kube-apiserver",
+            f"--etcd-servers={etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={p['apiserver']}",
+            f"--tls-cert-file={serving.cert}",
+            f"--tls-private-key-file={serving.key}",
+            f"--client-ca-file={ca.pair.cert}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=NodeRestriction",
+            "--allow-privileged=true",
+            "--kubelet-preferred-address-types=InternalIP",
+            f"--kubelet-client-certificate={kubelet_client.cert}",
+            f"--kubelet-client-key={kubelet_client.key}",
+            f"--requestheader-client-ca-file={front_proxy_ca.pair.cert}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={front_proxy.cert}",
+            f"--proxy-client-key-file={front_proxy.key}",
+            # The default reconciler publishes the advertise address as the `kubernetes` Service's
+            # endpoint, and Endpoints may not hold loopback addresses.
+            "--endpoint-reconciler-type=none",
+            "--profiling=false",
+        ],
+    )
     cluster._wait_component("kube-apiserver", cluster.readyz, timeout)
     step("kube-apiserver ready")
 
     common = ["--bind-address=127.0.0.1", "--leader-elect=false", "--profiling=false"]
-    cluster._spawn("kube-controller-manager", [
-        "kube-controller-manager", f"--kubeconfig={kcm}", f"--authentication-kubeconfig={kcm}",
-        f"--authorization-kubeconfig={kcm}", f"--secure-port={p['controller_manager']}",
-        *common, f"--root-ca-file={ca.pair.cert}",
-        f"--service-account-private-key-file={pki / 'sa.key'}",
-        "--use-service-account-credentials=true",
-        f"--cluster-signing-cert-file={ca.pair.cert}", f"--cluster-signing-key-file={ca.pair.key}",
-        f"--service-cluster-ip-range={SERVICE_CIDR}",
-        f"--cert-dir={pki / 'controller-manager'}",
-    ])
-    cluster._spawn("kube-scheduler", [
-        "kube-scheduler", f"--kubeconfig={scheduler}",
-        f"--authentication-kubeconfig={scheduler}", f"--authorization-kubeconfig={scheduler}",
-        f"--secure-port={p['scheduler']}", *common, f"--cert-dir={pki / 'scheduler'}",
-    ])
+    cluster._spawn(
+        "kube-controller-manager",
+        [
+            "kube-controller-manager",
+            f"--kubeconfig={kcm}",
+            f"--authentication-kubeconfig={kcm}",
+            f"--authorization-kubeconfig={kcm}",
+            f"--secure-port={p['controller_manager']}",
+            *common,
+            f"--root-ca-file={ca.pair.cert}",
+            f"--service-account-private-key-file={pki / 'sa.key'}",
+            "--use-service-account-credentials=true",
+            f"--cluster-signing-cert-file={ca.pair.cert}",
+            f"--cluster-signing-key-file={ca.pair.key}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--cert-dir={pki / 'controller-manager'}",
+        ],
+    )
+    cluster._spawn(
+        "kube-scheduler",
+        [
+            "kube-scheduler",
+            f"--kubeconfig={scheduler}",
+            f"--authentication-kubeconfig={scheduler}",
+            f"--authorization-kubeconfig={scheduler}",
+            f"--secure-port={p['scheduler']}",
+            *common,
+            f"--cert-dir={pki / 'scheduler'}",
+        ],
+    )
 
     # CRDs first: KWOK watches its Logs kinds, and Kueue needs the Ray kinds to enable those
     # integrations. Ray's CRDs are too large for client-side apply's annotation.
@@ -492,8 +564,9 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
     for path in sorted((artifacts.manifests / "kuberay-crds").glob("*.yaml")):
         crd_docs += manifests.load_all(path)
     webhook_url = f"https://127.0.0.1:{p['kueue_webhook']}"
-    crd_docs += manifests.kueue_crds(artifacts.manifests / "kueue-crds", webhook_url,
-                                     ca.pair.cert_pem())
+    crd_docs += manifests.kueue_crds(
+        artifacts.manifests / "kueue-crds", webhook_url, ca.pair.cert_pem()
+    )
     cluster.create(crd_docs)
     wanted = {crd["metadata"]["name"] for crd in crd_docs}
     # Not `kubectl wait`: it errors out on a CRD whose status has no conditions yet.
@@ -506,17 +579,25 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
     kwok_config = cluster.state_dir / "kwok" / "kwok.yaml"
     kwok_config.write_text(manifests.kwok_config(artifacts.manifests / "kwok-node-stages"))
     kwok_serving = ca.issue("kwok", "kwok", hosts=("127.0.0.1", "localhost"))
-    cluster._spawn("kwok", [
-        "kwok", f"--kubeconfig={kwok}", f"--config={kwok_config}",
-        "--manage-all-nodes=false",
-        f"--manage-nodes-with-annotation-selector="
-        f"{fx.KWOK_NODE_ANNOTATION}={fx.KWOK_NODE_ANNOTATION_VALUE}",
-        "--node-ip=127.0.0.1", f"--node-port={p['kwok']}",
-        f"--server-address=127.0.0.1:{p['kwok']}",
-        f"--tls-cert-file={kwok_serving.cert}", f"--tls-private-key-file={kwok_serving.key}",
-        f"--cidr={POD_CIDR}", "--node-lease-duration-seconds=40",
-        "--enable-crds=Logs,ClusterLogs",
-    ])
+    cluster._spawn(
+        "kwok",
+        [
+            "kwok",
+            f"--kubeconfig={kwok}",
+            f"--config={kwok_config}",
+            "--manage-all-nodes=false",
+            f"--manage-nodes-with-annotation-selector="
+            f"{fx.KWOK_NODE_ANNOTATION}={fx.KWOK_NODE_ANNOTATION_VALUE}",
+            "--node-ip=127.0.0.1",
+            f"--node-port={p['kwok']}",
+            f"--server-address=127.0.0.1:{p['kwok']}",
+            f"--tls-cert-file={kwok_serving.cert}",
+            f"--tls-private-key-file={kwok_serving.key}",
+            f"--cidr={POD_CIDR}",
+            "--node-lease-duration-seconds=40",
+            "--enable-crds=Logs,ClusterLogs",
+        ],
+    )
     cluster.create(fx.node_objects())  # create keeps the status (allocatable) given here
 
     # Kueue: webhook serving cert in its own dir, metrics cert at the hard-coded path.
@@ -525,12 +606,15 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
     shutil.copyfile(webhook_pair.cert, kueue_dir / "tls.crt")
     shutil.copyfile(webhook_pair.key, kueue_dir / "tls.key")
     _ensure_kueue_metrics_cert(ca)
-    (kueue_dir / "config.yaml").write_text(manifests.kueue_config(
-        p["kueue_health"], p["kueue_metrics"], p["kueue_webhook"], kueue_dir))
-    cluster.create([{"apiVersion": "v1", "kind": "Namespace",
-                     "metadata": {"name": fx.KUEUE_NAMESPACE}}])
-    cluster._spawn("kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"],
-                   env={"KUBECONFIG": str(kueue)})
+    (kueue_dir / "config.yaml").write_text(
+        manifests.kueue_config(p["kueue_health"], p["kueue_metrics"], p["kueue_webhook"], kueue_dir)
+    )
+    cluster.create(
+        [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": fx.KUEUE_NAMESPACE}}]
+    )
+    cluster._spawn(
+        "kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"], env={"KUBECONFIG": str(kueue)}
+    )
     # KubeRay asks each RayCluster's dashboard, at a cluster DNS name, how its jobs and serve
     # applications are doing. Its HTTP proxy is our fake dashboard on loopback, so nothing is
     # resolved or dialled in the cluster; Go never proxies loopback, so apiserver traffic is
@@ -540,47 +624,69 @@ def _bring_up(cluster: LocalCluster, artifacts: Artifacts, timeout: float,
     cluster._spawn(
         "ray-dashboard",
         [sys.executable, "-m", "hack.localcluster.raydashboard", cluster._state_arg()],
-        env={"PYTHONPATH": os.pathsep.join(filter(None, [repo_root,
-                                                          os.environ.get("PYTHONPATH")]))},
+        env={
+            "PYTHONPATH": os.pathsep.join(filter(None, [repo_root, os.environ.get("PYTHONPATH")]))
+        },
     )
     cluster._wait_component(
-        "ray-dashboard", lambda: _http_ok(f"http://127.0.0.1:{dashboard}/healthz"), 60)
-    cluster._spawn("ray-operator", [
-        "ray-operator", "--enable-leader-election=false",
-        f"--metrics-addr=127.0.0.1:{p['kuberay_metrics']}",
-        f"--health-probe-bind-address=127.0.0.1:{p['kuberay_probe']}",
-        "--log-stdout-encoder=console",
-    ], env={
-        "KUBECONFIG": str(kuberay),
-        "HTTP_PROXY": f"http://127.0.0.1:{dashboard}",
-        "http_proxy": f"http://127.0.0.1:{dashboard}",
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
-    })
+        "ray-dashboard", lambda: _http_ok(f"http://127.0.0.1:{dashboard}/healthz"), 60
+    )
+    cluster._spawn(
+        "ray-operator",
+        [
+            "ray-operator",
+            "--enable-leader-election=false",
+            f"--metrics-addr=127.0.0.1:{p['kuberay_metrics']}",
+            f"--health-probe-bind-address=127.0.0.1:{p['kuberay_probe']}",
+            "--log-stdout-encoder=console",
+        ],
+        env={
+            "KUBECONFIG": str(kuberay),
+            "HTTP_PROXY": f"http://127.0.0.1:{dashboard}",
+            "http_proxy": f"http://127.0.0.1:{dashboard}",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        },
+    )
 
     cluster._wait_component(
         "kube-scheduler",
-        lambda: _insecure_https_ok(f"https://127.0.0.1:{p['scheduler']}/readyz"), 60)
+        lambda: _insecure_https_ok(f"https://127.0.0.1:{p['scheduler']}/readyz"),
+        60,
+    )
     cluster._wait_component(
         "kube-controller-manager",
-        lambda: _insecure_https_ok(f"https://127.0.0.1:{p['controller_manager']}/healthz"), 60)
+        lambda: _insecure_https_ok(f"https://127.0.0.1:{p['controller_manager']}/healthz"),
+        60,
+    )
     cluster._wait_component(
-        "kueue", lambda: _http_ok(f"http://127.0.0.1:{p['kueue_health']}/readyz"), timeout)
+        "kueue", lambda: _http_ok(f"http://127.0.0.1:{p['kueue_health']}/readyz"), timeout
+    )
     step("kueue ready")
-    cluster.apply(manifests.kueue_webhooks(artifacts.manifests / "kueue-webhook", webhook_url,
-                                           ca.pair.cert_pem()))
+    cluster.apply(
+        manifests.kueue_webhooks(
+            artifacts.manifests / "kueue-webhook", webhook_url, ca.pair.cert_pem()
+        )
+    )
     cluster._wait_component(
-        "ray-operator", lambda: _http_ok(f"http://127.0.0.1:{p['kuberay_probe']}/readyz"), 60)
+        "ray-operator", lambda: _http_ok(f"http://127.0.0.1:{p['kuberay_probe']}/readyz"), 60
+    )
     cluster._wait_component(
         "kwok",
-        lambda: cluster.kubectl("wait", "--for=condition=Ready", "node", "--all",
-                                "--timeout=5s", check=False).returncode == 0,
-        60)
+        lambda: (
+            cluster.kubectl(
+                "wait", "--for=condition=Ready", "node", "--all", "--timeout=5s", check=False
+            ).returncode
+            == 0
+        ),
+        60,
+    )
 
     step("ray-operator ready, fake nodes ready")
     cluster.apply(fx.kueue_objects())
-    cluster.kubectl("wait", "--for=condition=Active", f"clusterqueue/{fx.CLUSTER_QUEUE}",
-                    "--timeout=60s")
+    cluster.kubectl(
+        "wait", "--for=condition=Active", f"clusterqueue/{fx.CLUSTER_QUEUE}", "--timeout=60s"
+    )
     step(f"ClusterQueue {fx.CLUSTER_QUEUE} active")
 
 

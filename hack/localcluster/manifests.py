@@ -95,8 +95,12 @@ startTime: {{ $now | Quote }}
 
 
 def _terminal_template(
-    phase: str, exit_code: int, container_reason: str, pod_reason: str = "",
-    disruption: str = "", message: str = "",
+    phase: str,
+    exit_code: int,
+    container_reason: str,
+    pod_reason: str = "",
+    disruption: str = "",
+    message: str = "",
 ) -> str:
     """Status of a pod whose containers all ended the same way (what a real kubelet reports)."""
     lines = ["{{ $now := Now }}", f"phase: {phase}"]
@@ -135,18 +139,29 @@ _OUTCOME_TEMPLATES = {
     fx.OUTCOME_FAIL: _terminal_template("Failed", 1, "Error"),
     fx.OUTCOME_OOMKILLED: _terminal_template("Failed", 137, "OOMKilled"),
     fx.OUTCOME_EVICTED: _terminal_template(
-        "Failed", 137, "Error", pod_reason="Evicted", disruption="TerminationByKubelet",
+        "Failed",
+        137,
+        "Error",
+        pod_reason="Evicted",
+        disruption="TerminationByKubelet",
         message="The node was low on resource: memory.",
     ),
     fx.OUTCOME_PREEMPTED: _terminal_template(
-        "Failed", 137, "Error", disruption="PreemptionByScheduler",
+        "Failed",
+        137,
+        "Error",
+        disruption="PreemptionByScheduler",
         message="kube-scheduler: preempting to accommodate a higher priority pod",
     ),
 }
 
 
-def _stage(name: str, selector: list[dict[str, Any]], next_: dict[str, Any],
-           delay: dict[str, Any] | None = None) -> dict[str, Any]:
+def _stage(
+    name: str,
+    selector: list[dict[str, Any]],
+    next_: dict[str, Any],
+    delay: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
         "selector": {"matchExpressions": selector},
@@ -154,8 +169,12 @@ def _stage(name: str, selector: list[dict[str, Any]], next_: dict[str, Any],
     }
     if delay:
         spec["delay"] = delay
-    return {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": {"name": name},
-            "spec": spec}
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 def kwok_pod_stages() -> list[dict[str, Any]]:
@@ -275,8 +294,10 @@ def kueue_crds(crd_dir: Path, webhook_url: str, ca_bundle: bytes) -> list[dict[s
                     "strategy": "Webhook",
                     "webhook": {
                         "conversionReviewVersions": ["v1"],
-                        "clientConfig": {"url": f"{webhook_url}/convert",
-                                         "caBundle": _b64(ca_bundle)},
+                        "clientConfig": {
+                            "url": f"{webhook_url}/convert",
+                            "caBundle": _b64(ca_bundle),
+                        },
                     },
                 }
             crds.append(crd)

@@ -158,8 +158,9 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def write_kubeconfig(path: Path, server: str, ca: CertificateAuthority, user: KeyPair,
-                     user_name: str) -> Path:
+def write_kubeconfig(
+    path: Path, server: str, ca: CertificateAuthority, user: KeyPair, user_name: str
+) -> Path:
     """A self-contained kubeconfig (certificates embedded), safe to copy elsewhere."""
     config = {
         "apiVersion": "v1",

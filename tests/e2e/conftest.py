@@ -43,8 +43,10 @@ def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalClu
         except ClusterError as error:
             pytest.fail(f"{REUSE_ENV}={reuse}: {error}", pytrace=False)
         if not cluster.readyz():
-            pytest.fail(f"{REUSE_ENV}={reuse}: the apiserver at {cluster.server} is not ready",
-                        pytrace=False)
+            pytest.fail(
+                f"{REUSE_ENV}={reuse}: the apiserver at {cluster.server} is not ready",
+                pytrace=False,
+            )
         yield cluster
         return
     try:
@@ -69,4 +71,3 @@ def namespace(local_cluster: LocalCluster, request: pytest.FixtureRequest) -> It
     local_cluster.kubectl("create", "namespace", name)
     yield name
     local_cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
-
