@@ -7,11 +7,12 @@ no more than a short one.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
-from tau.errors import TauError, UsageError, ValidationError
+from tau.errors import RuntimeFailure, TauError, UsageError, ValidationError
 from tau.evidence import query
 from tau.evidence.series import read_series
 from tau.evidence.store import Store
@@ -259,10 +260,10 @@ def _mount_generic(app: FastAPI, base: str, config: ServerConfig) -> None:
         return dict(row)
 
 
-def serve(config: ServerConfig, addr: str) -> None:
-    """Run the server in the foreground until interrupted."""
+def listen(addr: str) -> socket.socket:
+    """Bind HOST:PORT before anything says "serving": a bad or busy address is one line."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         raise UsageError(
             "the Stellar server needs the portal extra",
@@ -272,9 +273,24 @@ def serve(config: ServerConfig, addr: str) -> None:
     host, _, port = addr.rpartition(":")
     if not port.isdigit():
         raise UsageError(f"--addr {addr!r} must be HOST:PORT", owner="the user")
-    uvicorn.run(
-        create_app(config),
-        host=host.strip("[]") or "127.0.0.1",
-        port=int(port),
-        log_level="warning",
-    )
+    host = host.strip("[]") or "127.0.0.1"
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, int(port)))
+    except OSError as error:
+        sock.close()
+        raise RuntimeFailure(
+            f"cannot listen on {addr}: {error.strerror or error}",
+            hint="pick a free port with --addr HOST:PORT",
+            owner="the user",
+        ) from None
+    return sock
+
+
+def serve(config: ServerConfig, sock: socket.socket) -> None:
+    """Run the server on the bound socket in the foreground until interrupted."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))
+    server.run(sockets=[sock])

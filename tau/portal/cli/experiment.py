@@ -748,10 +748,11 @@ def serve(
 
     config = _server_config(ctx, default_target, metrics, workspace, max_runs)
     url = server.stellar_url(addr, default_target, metrics[0] if metrics else "")
+    sock = server.listen(addr)
     click.echo(f"Stellar serving {config.store.root} at {url} (Ctrl-C to stop)", err=True)
     if open_browser:
         _open_later(url)
-    server.serve(config, addr)
+    server.serve(config, sock)
 
 
 @experiment.command("open", help="Serve Stellar and open TARGET in the browser.")
@@ -767,9 +768,10 @@ def open_cmd(ctx: click.Context, target: str, addr: str, metric: str) -> None:
     config = _server_config(ctx, target, (metric,) if metric else (), "default", 200)
     metric = metric or (primary_metrics(metric_names(config.store, target)) or [""])[0]
     url = server.stellar_url(addr, target, metric)
+    sock = server.listen(addr)
     click.echo(f"Stellar: {url} (Ctrl-C to stop)", err=True)
     _open_later(url)
-    server.serve(config, addr)
+    server.serve(config, sock)
 
 
 def _open_later(url: str) -> None:

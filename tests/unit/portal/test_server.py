@@ -156,3 +156,23 @@ def test_the_serve_command_starts_a_server_that_answers_and_stops(demo_store: Pa
     finally:
         server.terminate()
         server.wait(15)
+
+
+def test_serve_on_a_busy_address_is_one_line_before_claiming_to_serve(demo_store: Path) -> None:
+    portal = Path(sys.executable).parent / "taugrid-portal"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        addr = f"127.0.0.1:{busy.getsockname()[1]}"
+        result = subprocess.run(
+            [str(portal), "experiment", "--store", str(demo_store), "serve", "--addr", addr],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: cannot listen on {addr}: Address already in use; pick a free port with "
+        "--addr HOST:PORT (owner: the user)\n"
+    )
