@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tau.evidence import atomic, schema, summaries
+from tau.evidence import atomic, paths, schema, summaries
+from tau.evidence.errors import StoreCorrupt
 from tau.evidence.store import Transaction, now
 
 if TYPE_CHECKING:
@@ -108,3 +109,22 @@ def read_file(path: Path) -> pa.Table:
     import pyarrow.parquet as pq
 
     return pq.read_table(path, schema=arrow_schema())
+
+
+def read_stored(
+    root: Path, rel_path: str, *, columns: list[str] | None = None, filters: Any = None
+) -> pa.Table:
+    """A metric file the catalogue names; a missing or damaged file is one StoreCorrupt line."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = paths.inside(root, rel_path)
+    try:
+        return pq.read_table(path, columns=columns, filters=filters)
+    except (OSError, pa.ArrowException) as error:
+        reason = getattr(error, "strerror", None) or str(error).splitlines()[0][:200]
+        raise StoreCorrupt(
+            f"{path}: metric file is unreadable ({reason})",
+            hint="restore the store directory from a copy (taugrid-portal experiment export)",
+            owner="the store's owner",
+        ) from None

@@ -36,7 +36,8 @@ def read_series(
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+
+    from tau.evidence.points import read_stored
 
     if not run_ids:
         return {}
@@ -51,8 +52,8 @@ def read_series(
     merged: set[tuple[str, str]] = set()
     for row in files:
         filters = [("metric_name", "in", metrics)] if metrics else None
-        table = pq.read_table(
-            store.root / row["path"], columns=["metric_name", "step", "value"], filters=filters
+        table = read_stored(
+            store.root, row["path"], columns=["metric_name", "step", "value"], filters=filters
         )
         if table.num_rows == 0:
             continue

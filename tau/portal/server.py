@@ -7,6 +7,7 @@ no more than a short one.
 
 from __future__ import annotations
 
+import ipaddress
 import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,7 @@ from tau.evidence.series import read_series
 from tau.evidence.store import Store
 from tau.portal import html, snapshot
 from tau.portal.downsample import lttb
+from tau.portal.hostcheck import HostCheckMiddleware, HostPolicy, is_ip_literal
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -35,6 +37,8 @@ class ServerConfig:
     default_target: str = ""
     metrics: tuple[str, ...] = ()
     max_runs: int = 200
+    # Host names (besides IP literals and localhost) the server answers to; see hostcheck.
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def clamp_points(requested: int | None) -> int:
@@ -49,6 +53,8 @@ def stellar_url(addr: str, target: str, metric: str = "") -> str:
     host = host.strip("[]")
     if host in ("", "0.0.0.0", "::"):
         host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
     params = {k: v for k, v in (("metric", metric), ("target", target)) if v}
     return f"http://{host}:{port}/stellar" + (f"?{urlencode(params)}" if params else "")
 
@@ -89,6 +95,17 @@ def create_app(config: ServerConfig) -> FastAPI:
     async def tau_error(_: Request, error: TauError) -> JSONResponse:
         code = 400 if isinstance(error, UsageError | ValidationError) else 500
         return JSONResponse({"reason": error.one_line()}, status_code=code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        # Still JSON, never a bare 500: the page shows the reason instead of a blank board.
+        return JSONResponse(
+            {
+                "reason": f"{request.url.path} failed ({type(error).__name__}); "
+                "see the server's terminal (owner: TauGrid maintainers)"
+            },
+            status_code=500,
+        )
 
     @app.middleware("http")
     async def workspace_and_deprecation(request: Request, call_next: Any) -> Any:
@@ -185,6 +202,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         for base in BASES:
             app.add_api_route(f"{base}/{name}", _not_implemented(name), methods=["GET", "POST"])
 
+    app.add_middleware(HostCheckMiddleware, policy=HostPolicy.for_names(config.allowed_hosts))
     return app
 
 
@@ -260,6 +278,46 @@ def _mount_generic(app: FastAPI, base: str, config: ServerConfig) -> None:
         return dict(row)
 
 
+@dataclass(frozen=True)
+class BindAddress:
+    host: str
+    port: int
+
+    @property
+    def is_wildcard(self) -> bool:
+        return self.host in ("0.0.0.0", "::")
+
+    @property
+    def is_loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    @property
+    def is_name(self) -> bool:
+        return not is_ip_literal(self.host)
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def parse_addr(addr: str, flag: str = "--addr") -> BindAddress:
+    """HOST:PORT (IPv6 in brackets); an empty host means 127.0.0.1, never every interface."""
+    host, sep, port = addr.strip().rpartition(":")
+    if not sep or not port.isascii() or not port.isdigit() or int(port) > 65535:
+        shown = addr[:80].encode("ascii", "backslashreplace").decode()
+        raise UsageError(
+            f"{flag} {shown!r} must be HOST:PORT with a port from 0 to 65535",
+            hint=f"for example {flag} 127.0.0.1:8080",
+            owner="the user",
+        )
+    host = host.strip("[]") or "127.0.0.1"
+    return BindAddress(host, int(port))
+
+
 def listen(addr: str) -> socket.socket:
     """Bind HOST:PORT before anything says "serving": a bad or busy address is one line."""
     try:
@@ -270,14 +328,21 @@ def listen(addr: str) -> socket.socket:
             hint="pip install 'taugrid[portal]'",
             owner="the user's installation",
         ) from None
-    host, _, port = addr.rpartition(":")
-    if not port.isdigit():
-        raise UsageError(f"--addr {addr!r} must be HOST:PORT", owner="the user")
-    host = host.strip("[]") or "127.0.0.1"
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    bind = parse_addr(addr)
+    try:
+        family, _, _, _, sockaddr = socket.getaddrinfo(
+            bind.host, bind.port, type=socket.SOCK_STREAM
+        )[0]
+    except (OSError, UnicodeError) as error:
+        raise UsageError(
+            f"--addr {bind}: cannot resolve host ({getattr(error, 'strerror', None) or error})",
+            hint="use an IP address such as 127.0.0.1",
+            owner="the user",
+        ) from None
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, int(port)))
+        sock.bind(sockaddr)
     except OSError as error:
         sock.close()
         raise RuntimeFailure(
@@ -286,6 +351,30 @@ def listen(addr: str) -> socket.socket:
             owner="the user",
         ) from None
     return sock
+
+
+def bound_address(sock: socket.socket) -> BindAddress:
+    """The address the socket really listens on (the port the kernel chose for port 0)."""
+    host, port = sock.getsockname()[:2]
+    return BindAddress(host, port)
+
+
+def exposure_warning(bound: BindAddress) -> str:
+    """A loud line for a bind other machines can reach; empty for loopback binds."""
+    if bound.is_loopback:
+        return ""
+    where = "every network interface" if bound.is_wildcard else f"{bound.host}"
+    return (
+        f"warning: Stellar listens on {bound} ({where}): any machine that can reach it can "
+        "read every run in this store, without authentication; bind --addr 127.0.0.1:PORT "
+        "to keep it on this machine"
+    )
+
+
+def allowed_hosts(addr: str, extra: tuple[str, ...]) -> tuple[str, ...]:
+    """A bind address given by name (`--addr portal.lan:80`) is a name the server answers to."""
+    bind = parse_addr(addr)
+    return (*extra, bind.host) if bind.is_name else tuple(extra)
 
 
 def serve(config: ServerConfig, sock: socket.socket) -> None:

@@ -712,17 +712,45 @@ def export(ctx: click.Context, out: str, force: bool, output: str) -> None:
 
 
 def _server_config(
-    ctx: click.Context, default_target: str, metrics: tuple[str, ...], workspace: str, max_runs: int
+    ctx: click.Context,
+    default_target: str,
+    metrics: tuple[str, ...],
+    workspace: str,
+    max_runs: int,
+    addr: str,
+    allow_hosts: tuple[str, ...],
 ) -> Any:
-    from tau.portal.server import ServerConfig
+    from tau.portal.server import ServerConfig, allowed_hosts
 
+    hosts = allowed_hosts(addr, allow_hosts)
     return ServerConfig(
         store=open_store(ctx),
         workspace=workspace,
         default_target=default_target,
         metrics=tuple(metrics),
         max_runs=max_runs,
+        allowed_hosts=hosts,
     )
+
+
+def _listen(addr: str, target: str, metric: str) -> tuple[Any, str, str]:
+    """Bind, then describe the real address: (socket, browser URL, the address it listens on)."""
+    from tau.portal import server
+
+    sock = server.listen(addr)
+    bound = server.bound_address(sock)
+    warning = server.exposure_warning(bound)
+    if warning:
+        click.echo(warning, err=True)
+    return sock, server.stellar_url(str(bound), target, metric), str(bound)
+
+
+_ALLOW_HOST = click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    help="A Host name (besides IP addresses and localhost) the server answers to; repeatable.",
+)
 
 
 @experiment.command(help="Serve Stellar locally: run/experiment pages and the series API.")
@@ -734,6 +762,7 @@ def _server_config(
 @click.option("--metric", "metrics", multiple=True)
 @click.option("--workspace", default="default", show_default=True)
 @click.option("--max-runs", type=int, default=200, show_default=True)
+@_ALLOW_HOST
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -743,13 +772,15 @@ def serve(
     metrics: tuple[str, ...],
     workspace: str,
     max_runs: int,
+    allow_hosts: tuple[str, ...],
 ) -> None:
     from tau.portal import server
 
-    config = _server_config(ctx, default_target, metrics, workspace, max_runs)
-    url = server.stellar_url(addr, default_target, metrics[0] if metrics else "")
-    sock = server.listen(addr)
-    click.echo(f"Stellar serving {config.store.root} at {url} (Ctrl-C to stop)", err=True)
+    config = _server_config(ctx, default_target, metrics, workspace, max_runs, addr, allow_hosts)
+    sock, url, bound = _listen(addr, default_target, metrics[0] if metrics else "")
+    click.echo(
+        f"Stellar serving {config.store.root} on {bound} at {url} (Ctrl-C to stop)", err=True
+    )
     if open_browser:
         _open_later(url)
     server.serve(config, sock)
@@ -759,17 +790,21 @@ def serve(
 @click.argument("target")
 @click.option("--addr", default="127.0.0.1:8080", show_default=True)
 @click.option("--metric", default="", help="Primary metric (default: inferred from the target).")
+@_ALLOW_HOST
 @click.pass_context
-def open_cmd(ctx: click.Context, target: str, addr: str, metric: str) -> None:
+def open_cmd(
+    ctx: click.Context, target: str, addr: str, metric: str, allow_hosts: tuple[str, ...]
+) -> None:
     from tau.evidence.query import metric_names
     from tau.portal import server
     from tau.portal.snapshot import primary_metrics
 
-    config = _server_config(ctx, target, (metric,) if metric else (), "default", 200)
+    config = _server_config(
+        ctx, target, (metric,) if metric else (), "default", 200, addr, allow_hosts
+    )
     metric = metric or (primary_metrics(metric_names(config.store, target)) or [""])[0]
-    url = server.stellar_url(addr, target, metric)
-    sock = server.listen(addr)
-    click.echo(f"Stellar: {url} (Ctrl-C to stop)", err=True)
+    sock, url, bound = _listen(addr, target, metric)
+    click.echo(f"Stellar on {bound}: {url} (Ctrl-C to stop)", err=True)
     _open_later(url)
     server.serve(config, sock)
 

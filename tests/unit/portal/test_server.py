@@ -17,10 +17,13 @@ from fastapi.testclient import TestClient
 from tau.evidence import ImportRequest, Store, import_jsonl, init_experiment
 from tau.portal.server import ServerConfig, create_app, stellar_url
 
+# The Host a browser sends for the default bind; TestClient's own "testserver" is refused.
+LOCAL = "http://127.0.0.1:8080"
+
 
 @pytest.fixture(scope="module")
 def client(demo_store: Path) -> TestClient:
-    return TestClient(create_app(ServerConfig(store=Store.open(demo_store))))
+    return TestClient(create_app(ServerConfig(store=Store.open(demo_store))), base_url=LOCAL)
 
 
 def test_healthz_reports_the_store(client: TestClient, demo_store: Path) -> None:
@@ -104,7 +107,7 @@ def test_a_long_series_is_downsampled_on_the_server_and_max_points_is_clamped(
         for step in range(20_000):
             handle.write(json.dumps({"_step": step, "loss": math.sin(step / 500)}) + "\n")
     import_jsonl(root, ImportRequest(run_id="long", history=[str(history)]))
-    client = TestClient(create_app(ServerConfig(store=Store.open(root))))
+    client = TestClient(create_app(ServerConfig(store=Store.open(root))), base_url=LOCAL)
 
     default = client.get("/api/v2/stellar/series", params={"target": "long"}).json()
     clamped = client.get(
@@ -176,3 +179,128 @@ def test_serve_on_a_busy_address_is_one_line_before_claiming_to_serve(demo_store
         f"error: cannot listen on {addr}: Address already in use; pick a free port with "
         "--addr HOST:PORT (owner: the user)\n"
     )
+
+
+def test_the_server_refuses_a_dns_rebinding_host(demo_store: Path) -> None:
+    app = create_app(ServerConfig(store=Store.open(demo_store)))
+    rebound = TestClient(app, base_url="http://attacker.example:8080")
+    for path in ("/healthz", "/api/v2/stellar/runs?target=demo", "/stellar"):
+        response = rebound.get(path)
+        assert response.status_code == 421, path
+        assert "run-a" not in response.text and "DNS rebinding" in response.json()["reason"]
+    named = TestClient(
+        create_app(ServerConfig(store=Store.open(demo_store), allowed_hosts=("portal.lan",))),
+        base_url="http://portal.lan",
+    )
+    assert named.get("/api/v2/stellar/runs", params={"target": "demo"}).status_code == 200
+
+
+def test_a_damaged_metric_file_is_a_json_store_corrupt_reason_on_every_route(
+    tmp_path: Path, demo_store: Path
+) -> None:
+    import shutil
+
+    root = tmp_path / "store"
+    shutil.copytree(demo_store, root)
+    for parquet in (root / "metrics").rglob("*.parquet"):
+        parquet.write_bytes(b"PAR1 not really parquet")
+    client = TestClient(create_app(ServerConfig(store=Store.open(root))), base_url=LOCAL)
+    routes = [
+        "/api/v2/stellar/series?target=demo",
+        "/api/v2/stellar/snapshot?target=demo",
+        "/api/v2/stellar/runs/run-a/series",
+        "/api/v2/stellar/runs?target=demo",
+        "/api/v2/stellar/runs/run-a",
+        "/api/v2/stellar/status?target=demo",
+        "/api/v2/stellar/experiments",
+    ]
+    failed = []
+    for route in routes:
+        response = client.get(route)
+        assert response.headers["content-type"] == "application/json", route
+        if response.status_code != 200:
+            failed.append(route)
+            assert response.status_code == 500, route
+            reason = response.json()["reason"]
+            assert "metric file is unreadable" in reason and ".parquet" in reason, route
+            assert "owner: the store's owner" in reason
+    assert failed == routes[:3]  # the routes that read points; the catalogue still answers
+
+
+@pytest.mark.parametrize(
+    "addr", ["127.0.0.1:99999", "127.0.0.1", "127.0.0.1:", "127.0.0.1:8o", "[::1]:-1"]
+)
+def test_a_bad_addr_is_one_usage_line(demo_store: Path, addr: str) -> None:
+    portal = Path(sys.executable).parent / "taugrid-portal"
+    result = subprocess.run(
+        [str(portal), "experiment", "--store", str(demo_store), "serve", "--addr", addr],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and "internal error" not in result.stderr
+    assert result.stderr.startswith(f"error: --addr {addr!r} must be HOST:PORT")
+
+
+def _serve_until_healthy(args: list[str], port: int) -> subprocess.Popen[str]:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tau.portal", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        assert server.poll() is None, server.stderr.read() if server.stderr else ""
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
+            return server
+        except httpx.TransportError:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+
+
+def test_a_wildcard_bind_warns_loudly_and_names_the_real_address(demo_store: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    args = ["experiment", "--store", str(demo_store), "serve", "--addr", f"0.0.0.0:{port}"]
+    server = _serve_until_healthy(args, port)
+    server.terminate()
+    _, stderr = server.communicate(timeout=15)
+    lines = stderr.splitlines()
+    assert lines[0].startswith(f"warning: Stellar listens on 0.0.0.0:{port} (every network")
+    assert "without authentication" in lines[0] and "--addr 127.0.0.1:PORT" in lines[0]
+    assert f"on 0.0.0.0:{port} at http://127.0.0.1:{port}/stellar" in lines[1]
+
+
+def test_a_loopback_bind_says_nothing_alarming_and_port_zero_prints_the_real_port(
+    demo_store: Path,
+) -> None:
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tau.portal",
+            "experiment",
+            "--store",
+            str(demo_store),
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+    finally:
+        server.terminate()
+        server.communicate(timeout=15)
+    assert line.startswith("Stellar serving") and "warning" not in line
+    port = int(line.split(" at http://127.0.0.1:")[1].split("/")[0])
+    assert port > 0 and f"on 127.0.0.1:{port} " in line
