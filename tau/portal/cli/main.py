@@ -15,6 +15,7 @@ from tau import __version__
 from tau.cli.main import run
 from tau.portal.cli.aliases import AliasGroup
 from tau.portal.cli.experiment import experiment
+from tau.portal.cli.offload import offload
 
 cli = AliasGroup(
     name="taugrid-portal",
@@ -27,6 +28,7 @@ cli = AliasGroup(
     no_args_is_help=True,
     aliases={"exp": "experiment"},
 )
+experiment.add_command(offload)
 cli.add_command(experiment)
 
 
