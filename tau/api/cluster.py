@@ -109,8 +109,11 @@ class Applicability(SpecModel):
 
 
 class Priorities(SpecModel):
+    """Priority class names, or disableDefaultPriorities to render none."""
+
     workload_priority_class_name: str | None = Field(default=None, min_length=1, max_length=253)
     pod_priority_class_name: str | None = Field(default=None, min_length=1, max_length=253)
+    disable_default_priorities: bool | None = None
 
 
 class WorkloadProfileFields(SpecModel):
@@ -126,7 +129,6 @@ class WorkloadProfileFields(SpecModel):
     placement: Placement
     default_local_queue: str = Field(min_length=1, max_length=_SHORT, pattern=DNS1123_SUBDOMAIN)
     execution_target: ExecutionTarget = "singleCluster"
-    disable_default_priorities: bool | None = None
     priorities: Priorities | None = None
 
 
@@ -144,13 +146,15 @@ PROFILE_RULES = [
         " applicability.namespaces",
     },
     {
-        "rule": "(has(self.disableDefaultPriorities) && self.disableDefaultPriorities)"
-        " ? !has(self.priorities) || (!has(self.priorities.workloadPriorityClassName)"
+        "rule": "has(self.priorities) && ((has(self.priorities.disableDefaultPriorities)"
+        " && self.priorities.disableDefaultPriorities)"
+        " ? (!has(self.priorities.workloadPriorityClassName)"
         " && !has(self.priorities.podPriorityClassName))"
-        " : has(self.priorities) && has(self.priorities.workloadPriorityClassName)"
-        " && has(self.priorities.podPriorityClassName)",
+        " : (has(self.priorities.workloadPriorityClassName)"
+        " && has(self.priorities.podPriorityClassName)))",
         "message": "priorities.workloadPriorityClassName and priorities.podPriorityClassName are"
-        " required unless disableDefaultPriorities is true, and must be absent when it is",
+        " required unless priorities.disableDefaultPriorities is true, and must be absent when"
+        " it is",
     },
 ]
 
@@ -178,8 +182,8 @@ def profile_rule_problems(profile: WorkloadProfileFields) -> list[str]:
     names = profile.priorities or Priorities()
     both = names.workload_priority_class_name and names.pod_priority_class_name
     either = names.workload_priority_class_name or names.pod_priority_class_name
-    if (profile.disable_default_priorities and either) or (
-        not profile.disable_default_priorities and not both
+    if (names.disable_default_priorities and either) or (
+        not names.disable_default_priorities and not both
     ):
         problems.append(PROFILE_RULES[2]["message"])
     return problems

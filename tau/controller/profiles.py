@@ -368,7 +368,7 @@ def resolve_profile(
     # Priority classes.
     issues = []
     priorities = intent.get("priorities") or {}
-    if intent.get("disableDefaultPriorities"):
+    if priorities.get("disableDefaultPriorities"):
         message = "default priorities disabled"
     else:
         wpc = priorities.get("workloadPriorityClassName", "")

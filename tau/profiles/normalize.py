@@ -1,22 +1,27 @@
 """The canonical form of a workload profile and the hash of a resolved profile set.
 
-The controller and every reader compute `profile_set_hash` the same way, so a reader can
-prove the status it sees is internally consistent before trusting it.
+The controller, `tau run`, `tau serve`, `tau cluster profiles export` and snapshot decoding
+all call `profile_set_hash`, and so does the upstream (Go) distribution: a reader trusts a
+published profile set only if it recomputes the same digest. Interoperating with upstream
+therefore pins every detail to upstream's behaviour — Go's whitespace trimming and lowercasing,
+the CRD's field names in Go struct order, `omitempty` semantics (the `applicability` and
+`priorities` objects are always present, empty strings and lists are not), validation before
+hashing, and Go's `encoding/json` bytes (`tau.profiles.gojson`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from tau.api.cluster import MULTIKUEUE_TARGET, WorkloadProfile
+from tau.profiles.gojson import marshal
 
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 INTENT_FIELDS = (
     "name",
     "description",
@@ -27,9 +32,10 @@ INTENT_FIELDS = (
     "placement",
     "defaultLocalQueue",
     "executionTarget",
-    "disableDefaultPriorities",
     "priorities",
 )
+PRIORITY_NAMES = ("workloadPriorityClassName", "podPriorityClassName")
+DISABLE_PRIORITIES = "disableDefaultPriorities"
 IDENTITY_LISTS = (
     "clusterQueues",
     "resourceFlavors",
@@ -38,24 +44,48 @@ IDENTITY_LISTS = (
     "podPriorityClasses",
 )
 SCOPES = ("teams", "lanes", "namespaces")
+# Go's unicode.IsSpace; Python's str.strip() also strips U+001C..U+001F.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"  # noqa: E501
 
 
-def normal_name(value: str) -> str:
-    text = re.sub(r"[_\s]", "-", str(value).strip().lower())
-    return text.strip(".")
+def go_trim_space(value: str) -> str:
+    return value.strip(_GO_SPACE)
+
+
+def _go_lower(value: str) -> str:
+    """Go's strings.ToLower: per-rune simple case mapping (Python maps U+0130 to two runes)."""
+    if value.isascii():
+        return value.lower()
+    return "".join("i" if char == "\u0130" else char.lower() for char in value)
 
 
 def normal_label(value: str) -> str:
-    return re.sub(r"[_\s]", "-", str(value).strip().lower())
+    return _go_lower(go_trim_space(str(value))).replace("_", "-").replace(" ", "-")
+
+
+def normal_name(value: str) -> str:
+    return normal_label(value).strip(".")
 
 
 def normal_target(value: str | None) -> str:
-    text = str(value or "").strip()
-    if not text or text.lower() == "singlecluster":
+    text = go_trim_space(str(value or ""))
+    lowered = _go_lower(text)
+    if lowered in ("", "singlecluster"):
         return "singleCluster"
-    if text.lower() == MULTIKUEUE_TARGET.lower():
+    if lowered == MULTIKUEUE_TARGET.lower():
         return MULTIKUEUE_TARGET
     return text
+
+
+def _normal_priorities(value: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in PRIORITY_NAMES:
+        name = normal_name(value.get(key) or "")
+        if name:
+            out[key] = name
+    if value.get(DISABLE_PRIORITIES) is not None:
+        out[DISABLE_PRIORITIES] = value[DISABLE_PRIORITIES]
+    return out
 
 
 def normalize(profile: dict[str, Any]) -> dict[str, Any]:
@@ -68,31 +98,70 @@ def normalize(profile: dict[str, Any]) -> dict[str, Any]:
         if key in ("name", "defaultLocalQueue"):
             value = normal_name(value)
         elif key == "description":
-            value = str(value).strip()
+            value = go_trim_space(str(value))
             if not value:
                 continue
         elif key in ("mode", "placement"):
             value = normal_label(value)
         elif key == "executionTarget":
             value = normal_target(value)
-        elif key == "applicability":
+        elif key == "applicability" and isinstance(value, dict):
             scope = {}
             for field in SCOPES:
-                entries = value.get(field) or []
                 fn = normal_name if field == "namespaces" else normal_label
-                entries = sorted(fn(entry) for entry in entries)
+                entries = sorted(fn(entry) for entry in value.get(field) or [])
                 if entries:
                     scope[field] = entries
             if not scope:
                 continue
             value = scope
-        elif key == "priorities":
-            value = {k: normal_name(v) for k, v in value.items() if v}
+        elif key == "priorities" and isinstance(value, dict):
+            value = _normal_priorities(value)
             if not value:
                 continue
         out[key] = value
     out.setdefault("executionTarget", "singleCluster")
     return out
+
+
+def normalize_resolved(profile: dict[str, Any]) -> dict[str, Any]:
+    """Intent, resolved identities (sets deduplicated and sorted) and conditions (by type).
+
+    ValueError when two LocalQueues share a namespace and name.
+    """
+    out = normalize(profile)
+    queues = []
+    seen = set()
+    for lq in profile.get("localQueues") or []:
+        entry = {
+            "namespace": normal_name(lq.get("namespace") or ""),
+            "name": normal_name(lq.get("name") or ""),
+            "clusterQueue": normal_name(lq.get("clusterQueue") or ""),
+        }
+        where = (entry["namespace"], entry["name"])
+        if where in seen:
+            raise ValueError(
+                f"profile {out.get('name')!r}: duplicate LocalQueue {where[0]}/{where[1]}"
+            )
+        seen.add(where)
+        queues.append(entry)
+    if queues:
+        out["localQueues"] = sorted(queues, key=lambda q: (q["namespace"], q["name"]))
+    for key in IDENTITY_LISTS:
+        values = sorted({normal_name(v) for v in profile.get(key) or []} - {""})
+        if values:
+            out[key] = values
+    if profile.get("conditions"):
+        out["conditions"] = sorted(profile["conditions"], key=lambda c: str(c.get("type", "")))
+    return out
+
+
+def _dns_subdomain(value: str) -> bool:
+    return len(value) <= 253 and DNS1123_SUBDOMAIN.fullmatch(value) is not None
+
+
+def _label_value(value: str) -> bool:
+    return len(value) <= 63 and LABEL_VALUE.fullmatch(value) is not None
 
 
 def validation_problems(profile: dict[str, Any]) -> list[str]:
@@ -107,21 +176,17 @@ def validation_problems(profile: dict[str, Any]) -> list[str]:
             where = ".".join(str(part) for part in item["loc"])
             problems.append(f"{where}: {item['msg']}" if where else item["msg"])
     name = str(profile.get("name", ""))
-    if name and not DNS1123_SUBDOMAIN.match(normal_name(name)):
+    if name and not _dns_subdomain(normal_name(name)):
         problems.append(f"name {name!r} is not a DNS-1123 subdomain")
     scope = profile.get("applicability") or {}
-    for field in SCOPES:
+    for field in SCOPES if isinstance(scope, dict) else ():
         entries = [str(entry) for entry in scope.get(field) or []]
         if any(not entry.strip() for entry in entries):
             problems.append(f"applicability.{field} has an empty entry")
         if len(set(entries)) != len(entries):
             problems.append(f"applicability.{field} has duplicate entries")
         for entry in entries:
-            ok = (
-                DNS1123_SUBDOMAIN.match(entry)
-                if field == "namespaces"
-                else LABEL_VALUE.match(entry)
-            )
+            ok = _dns_subdomain(entry) if field == "namespaces" else _label_value(entry)
             if entry.strip() and not ok:
                 kind = "a DNS-1123 subdomain" if field == "namespaces" else "a label value"
                 problems.append(f"applicability.{field} entry {entry!r} is not {kind}")
@@ -137,51 +202,78 @@ def _present(intent: dict[str, Any]) -> dict[str, Any]:
     out = dict(intent)
     if isinstance(out.get("description"), str) and not out["description"]:
         out.pop("description")
-    scope = out.get("applicability")
-    if isinstance(scope, dict):
-        scope = {k: v for k, v in scope.items() if v}
-        if scope:
-            out["applicability"] = scope
-        else:
-            out.pop("applicability")
+    for key in ("applicability", "priorities"):
+        block = out.get(key)
+        if isinstance(block, dict):
+            block = {k: v for k, v in block.items() if v not in (None, [], "")}
+            if block:
+                out[key] = block
+            else:
+                out.pop(key)
     return out
 
 
-def hash_record(profile: dict[str, Any]) -> dict[str, Any]:
-    """Intent plus resolved identities, normalized; conditions and live data excluded."""
-    record = normalize(profile)
-    queues = []
-    seen = set()
-    for lq in profile.get("localQueues") or []:
-        entry = {
-            "namespace": normal_name(lq.get("namespace", "")),
-            "name": normal_name(lq.get("name", "")),
-        }
-        if lq.get("clusterQueue"):
-            entry["clusterQueue"] = normal_name(lq["clusterQueue"])
-        if (entry["namespace"], entry["name"]) in seen:
-            raise ValueError(
-                f"profile {record.get('name')}: duplicate LocalQueue"
-                f" {entry['namespace']}/{entry['name']}"
-            )
-        seen.add((entry["namespace"], entry["name"]))
-        queues.append(entry)
-    if queues:
-        record["localQueues"] = sorted(queues, key=lambda q: (q["namespace"], q["name"]))
+def _hash_problems(resolved: dict[str, Any]) -> list[str]:
+    """What upstream refuses to hash: an invalid intent, a value Go cannot decode into the
+    CRD's types, or a resolved identity that is not a Kubernetes object name."""
+    problems = validation_problems(resolved)
+    for key in ("gpusPerWorker", "workerCount"):
+        value = resolved.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            problems.append(f"{key} must be an integer, got {value!r}")
+    disable = (resolved.get("priorities") or {}).get(DISABLE_PRIORITIES)
+    if disable is not None and not isinstance(disable, bool):
+        problems.append(f"priorities.{DISABLE_PRIORITIES} must be a boolean, got {disable!r}")
+    for lq in resolved.get("localQueues") or []:
+        for field in ("namespace", "name", "clusterQueue"):
+            if not _dns_subdomain(lq[field]):
+                problems.append(f"localQueues.{field} {lq[field]!r} is not a DNS-1123 subdomain")
     for key in IDENTITY_LISTS:
-        values = sorted({normal_name(v) for v in profile.get(key) or [] if str(v).strip()})
-        if values:
-            record[key] = values
+        for value in resolved.get(key) or []:
+            if not _dns_subdomain(value):
+                problems.append(f"{key} entry {value!r} is not a DNS-1123 subdomain")
+    return problems
+
+
+def hash_record(resolved: dict[str, Any]) -> dict[str, Any]:
+    """The Go struct upstream hashes for one normalized resolved profile, field for field."""
+    scope = resolved.get("applicability") or {}
+    priorities = resolved.get("priorities") or {}
+    record: dict[str, Any] = {"name": resolved.get("name", "")}
+    if resolved.get("description"):
+        record["description"] = resolved["description"]
+    record["applicability"] = {field: scope[field] for field in SCOPES if scope.get(field)}
+    record["gpusPerWorker"] = resolved.get("gpusPerWorker", 0)
+    record["workerCount"] = resolved.get("workerCount", 0)
+    for key in ("mode", "placement", "defaultLocalQueue", "executionTarget"):
+        record[key] = resolved.get(key, "")
+    record["priorities"] = {key: priorities[key] for key in PRIORITY_NAMES if key in priorities}
+    if priorities.get(DISABLE_PRIORITIES):
+        record["priorities"][DISABLE_PRIORITIES] = True
+    for key in ("localQueues", *IDENTITY_LISTS):
+        if resolved.get(key):
+            record[key] = resolved[key]
     return record
 
 
-def profile_set_hash(profiles: list[dict[str, Any]]) -> str:
-    """Lowercase hex SHA-256 of the sorted, normalized records; ValueError on duplicates."""
-    records = [hash_record(p) for p in profiles]
-    names = [r.get("name") for r in records]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+def resolved_profiles(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every profile normalized and valid, sorted by name; ValueError names the first fault."""
+    out = []
+    for profile in profiles:
+        resolved = normalize_resolved(profile)
+        problems = _hash_problems(resolved)
+        if problems:
+            raise ValueError(f"profile {profile.get('name')!r}: {'; '.join(problems)}")
+        out.append(resolved)
+    names = [p.get("name") for p in out]
+    duplicates = sorted({str(n) for n in names if names.count(n) > 1})
     if duplicates:
-        raise ValueError(f"duplicate workload profile names: {', '.join(map(str, duplicates))}")
-    records.sort(key=lambda r: r.get("name", ""))
-    encoded = json.dumps(records, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(encoded.encode()).hexdigest()
+        raise ValueError(f"duplicate workload profile names: {', '.join(duplicates)}")
+    return sorted(out, key=lambda p: p.get("name", ""))
+
+
+def profile_set_hash(profiles: list[dict[str, Any]]) -> str:
+    """Upstream's profileSetHash: lowercase hex SHA-256 of the Go encoding of the sorted
+    records (conditions and live data excluded); ValueError when upstream could not hash."""
+    records = [hash_record(p) for p in resolved_profiles(profiles)]
+    return hashlib.sha256(marshal(records)).hexdigest()

@@ -12,10 +12,10 @@ from typing import Any
 from tau import keys
 from tau.api.cluster import SINGLETON_NAME
 from tau.errors import RuntimeFailure, ValidationError
-from tau.profiles.normalize import normal_label, normal_name, profile_set_hash
+from tau.profiles.normalize import normal_label, normal_name, profile_set_hash, resolved_profiles
 
 PLATFORM = "platform operator (TauCluster cluster)"
-RESEARCHER = "you: policy.profile / namespace / team / lane"
+RESEARCHER = "researcher: policy.profile / namespace / team / lane"
 
 
 class ProfileUnavailable(RuntimeFailure):
@@ -181,13 +181,16 @@ def accept_status(tau_cluster: dict[str, Any]) -> ProfileSet:
 def consistent(
     generation: int, published: str, profiles: tuple[dict[str, Any], ...], source: str
 ) -> ProfileSet:
+    """The profile set if `published` is its hash; profiles come back in normal form (as
+    upstream's decoder returns them), so selection compares names and scopes exactly."""
     if not published:
         raise ProfileUnavailable(f"{source} publishes no profileSetHash", owner=PLATFORM)
     try:
         computed = profile_set_hash(list(profiles))
+        normalized = tuple(resolved_profiles(list(profiles)))
     except ValueError as error:
         raise ProfileUnavailable(
-            f"{source} profiles are inconsistent: {error}", owner=PLATFORM
+            f"{source} publishes a profile set that cannot be verified: {error}", owner=PLATFORM
         ) from None
     if computed != published:
         raise ProfileUnavailable(
@@ -195,4 +198,4 @@ def consistent(
             f" ({computed[:12]}…); refusing drifted or edited profile data",
             owner=PLATFORM,
         )
-    return ProfileSet(generation, published, profiles, source)
+    return ProfileSet(generation, published, normalized, source)

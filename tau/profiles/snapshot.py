@@ -17,6 +17,7 @@ from tau.errors import ValidationError
 from tau.profiles.select import PLATFORM, ProfileSet, ProfileUnavailable, consistent, ready_at
 
 SNAPSHOT_KIND = "TauWorkloadProfileSnapshot"
+SNAPSHOT_OWNER = "researcher: policy.workload_profile_snapshot"
 
 
 def snapshot_from(profile_set: ProfileSet) -> dict[str, Any]:
@@ -48,37 +49,49 @@ def write_snapshot(snapshot: dict[str, Any], path: Path) -> None:
 
 
 def load_snapshot(path: Path) -> ProfileSet:
-    """A snapshot file as a `ProfileSet`; any tampering or unready profile is refused."""
+    """A snapshot file as a `ProfileSet`; any tampering or unready profile is refused.
+
+    Accepts what upstream's exporter writes (YAML or JSON, LF or CRLF line ends) under the
+    same rules as upstream's decoder, so one snapshot serves either distribution.
+    """
     path = Path(path)
     source = f"snapshot {path}"
     try:
         data = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as error:
-        raise ValidationError(f"{source}: cannot read: {error}", owner="you") from None
+        raise ValidationError(f"{source}: cannot read: {error}", owner=SNAPSHOT_OWNER) from None
     if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
-        raise ValidationError(f"{source}: not a {SNAPSHOT_KIND}", owner="you")
+        raise ValidationError(f"{source}: not a {SNAPSHOT_KIND}", owner=SNAPSHOT_OWNER)
     if data.get("apiVersion") != API_VERSION:
         raise ValidationError(
             f"{source}: apiVersion must be {API_VERSION}, got {data.get('apiVersion')!r}",
-            owner="you",
+            owner=SNAPSHOT_OWNER,
         )
     generation = data.get("tauClusterGeneration")
-    if not isinstance(generation, int) or generation < 1:
-        raise ValidationError(f"{source}: tauClusterGeneration must be an integer ≥ 1", owner="you")
+    if isinstance(generation, bool) or not isinstance(generation, int) or generation < 1:
+        raise ValidationError(
+            f"{source}: tauClusterGeneration must be an integer ≥ 1", owner=SNAPSHOT_OWNER
+        )
     profiles = data.get("profiles")
     if not isinstance(profiles, list) or not all(isinstance(p, dict) for p in profiles):
-        raise ValidationError(f"{source}: profiles must be a list of profiles", owner="you")
+        raise ValidationError(
+            f"{source}: profiles must be a list of profiles", owner=SNAPSHOT_OWNER
+        )
     for profile in profiles:
         ok, why = ready_at(profile, generation)
         if not ok:
             raise ValidationError(
                 f"{source}: profile {profile.get('name')!r} is not ready: {why}",
                 hint="re-export a ready revision with `tau cluster profiles export`",
-                owner="you",
+                owner=SNAPSHOT_OWNER,
             )
     try:
         return consistent(
             generation, str(data.get("profileSetHash") or ""), tuple(profiles), source
         )
     except ProfileUnavailable as error:
-        raise ValidationError(error.message, hint="re-export the snapshot", owner="you") from None
+        raise ValidationError(
+            error.message,
+            hint="re-export it with `tau cluster profiles export`",
+            owner=SNAPSHOT_OWNER,
+        ) from None

@@ -606,7 +606,7 @@ class _Resolver:
                 source = (
                     self.file("policy.disable_default_priorities")
                     if self.get("policy.disable_default_priorities")
-                    else self.prof("disableDefaultPriorities")
+                    else self.prof("priorities.disableDefaultPriorities")
                 )
                 self.record("default priorities", "disabled", source)
             return wpc, ppc

@@ -30,7 +30,7 @@ def profile_layer(selection: Any) -> ProfileLayer:
         queue=profile.get("defaultLocalQueue"),
         workload_priority_class=priorities.get("workloadPriorityClassName"),
         pod_priority_class=priorities.get("podPriorityClassName"),
-        disable_default_priorities=bool(profile.get("disableDefaultPriorities")),
+        disable_default_priorities=bool(priorities.get("disableDefaultPriorities")),
         cluster_generation=selection.generation,
         profile_set_hash=selection.profile_set_hash,
         topology_aware=bool(profile.get("topologies")),

@@ -75,11 +75,14 @@ def test_profile_rules():
     WorkloadProfile.model_validate(profile(workerCount=2, placement="multi-node-nccl"))
     with pytest.raises(ValidationError, match="multiKueue requires"):
         WorkloadProfile.model_validate(profile(executionTarget="multiKueue"))
-    with pytest.raises(ValidationError, match="required unless disableDefaultPriorities"):
+    with pytest.raises(ValidationError, match="required unless priorities.disableDefault"):
         WorkloadProfile.model_validate(profile(priorities=None))
+    named = profile()["priorities"]
     with pytest.raises(ValidationError, match="must be absent"):
-        WorkloadProfile.model_validate(profile(disableDefaultPriorities=True))
-    WorkloadProfile.model_validate(profile(disableDefaultPriorities=True, priorities=None))
+        WorkloadProfile.model_validate(
+            profile(priorities={**named, "disableDefaultPriorities": True})
+        )
+    WorkloadProfile.model_validate(profile(priorities={"disableDefaultPriorities": True}))
     with pytest.raises(ValidationError, match="name"):
         WorkloadProfile.model_validate(profile(name="Research_Training"))
 

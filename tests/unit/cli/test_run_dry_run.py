@@ -149,7 +149,7 @@ def test_snapshot_profile_renders_offline_with_profile_provenance(tmp_path, isol
         "placement": "independent",
         "defaultLocalQueue": "jobqueue",
         "executionTarget": "singleCluster",
-        "disableDefaultPriorities": True,
+        "priorities": {"disableDefaultPriorities": True},
         "conditions": [{"type": keys.COND_READY, "status": "True", "observedGeneration": 7}],
     }
     profiles = (profile,)

@@ -35,7 +35,8 @@ def test_a_profile_not_in_normal_form_is_invalid():
 
 
 def record(name, **extra):
-    return {**profile(name=name), "localQueues": [{"namespace": "a", "name": "jobqueue"}], **extra}
+    queue = {"namespace": "a", "name": "jobqueue", "clusterQueue": "gpu-cq"}
+    return {**profile(name=name), "localQueues": [queue], **extra}
 
 
 def test_hash_ignores_order_and_conditions_but_not_identities():
@@ -50,6 +51,6 @@ def test_hash_ignores_order_and_conditions_but_not_identities():
 def test_hash_rejects_duplicates():
     with pytest.raises(ValueError, match="duplicate workload profile names"):
         profile_set_hash([record("a"), record("a")])
-    twice = {"namespace": "a", "name": "jobqueue"}
+    twice = {"namespace": "a", "name": "jobqueue", "clusterQueue": "gpu-cq"}
     with pytest.raises(ValueError, match="duplicate LocalQueue"):
         profile_set_hash([record("a", localQueues=[twice, twice])])
