@@ -75,7 +75,7 @@ def test_profile_rules():
     WorkloadProfile.model_validate(profile(workerCount=2, placement="multi-node-nccl"))
     with pytest.raises(ValidationError, match="multiKueue requires"):
         WorkloadProfile.model_validate(profile(executionTarget="multiKueue"))
-    with pytest.raises(ValidationError, match="required unless priorities.disableDefault"):
+    with pytest.raises(ValidationError, match=r"required unless priorities\.disableDefault"):
         WorkloadProfile.model_validate(profile(priorities=None))
     named = profile()["priorities"]
     with pytest.raises(ValidationError, match="must be absent"):
