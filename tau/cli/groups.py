@@ -2,13 +2,16 @@
 
 Click groups normally treat the first positional as a subcommand name, and a group argument
 would swallow it. `TargetGroup` dispatches to a subcommand only when the first token names
-one; otherwise every token (TARGET and flags, in any order) belongs to the group itself.
+one; otherwise every token (TARGET and flags, in any order) belongs to the group itself, and a
+second positional is a usage error rather than silently ignored.
 """
 
 from __future__ import annotations
 
 import click
 from typer.core import TyperGroup
+
+from tau.errors import UsageError
 
 
 class TargetGroup(TyperGroup):
@@ -21,7 +24,22 @@ class TargetGroup(TyperGroup):
         if any(arg in ctx.help_option_names for arg in args):
             return super().parse_args(ctx, args)
         ctx.allow_interspersed_args = True
-        click.Command.parse_args(self, ctx, args)
+        extra = click.Command.parse_args(self, ctx, args)
+        if extra:
+            raise _extra_words(ctx, self, extra)
         ctx._protected_args = []
         ctx.args = []
         return []
+
+
+def _extra_words(ctx: click.Context, group: click.Group, extra: list[str]) -> UsageError:
+    """A word after TARGET is never dropped: `tau run train validate` must not submit `train`."""
+    words = " ".join(extra)
+    verb = next((word for word in extra if word in group.commands), "")
+    target = ctx.params.get("target") or "TARGET"
+    hint = (
+        f"write `{ctx.command_path} {verb} {target}`: the verb comes before the target"
+        if verb
+        else f"{ctx.command_path} takes one TARGET; quote values and put flags before them"
+    )
+    return UsageError(f"unexpected extra arguments after the target: {words}", hint=hint)

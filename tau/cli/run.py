@@ -193,14 +193,27 @@ def _refuse_cluster_flags(ctx: typer.Context) -> None:
         )
 
 
-@app.command(help="Check a run config offline (no cluster contact); prints '<path> is valid'.")
+@app.command(
+    help="Check a run config offline (no cluster contact); prints '<path> is valid'.\n\n"
+    "Beyond the schema and field rules it refuses an empty file, a missing name and an "
+    "entrypoint that does not exist. Values only a cluster supplies (image, GPUs from a "
+    "workload profile) are left to the dry-run.\n\n"
+    "Examples:\n\n"
+    "  tau run validate train                          # tau/train.yaml\n"
+    "  tau run validate --config exp/tau.yaml          # any file\n"
+    "  tau run validate sweep-3 --config exp/tau.yaml  # NAME overrides name:"
+)
 def validate(
     name: str = typer.Argument(
-        None, metavar="[NAME]", help="Target name: tau/NAME.yaml.", show_default=False
+        None,
+        metavar="[NAME]",
+        help="Target name: tau/NAME.yaml. With --config it overrides the config's name:.",
+        show_default=False,
     ),
     config: str = config_option(),
 ) -> None:
     from tau.runconfig import discover, load
+    from tau.runconfig.offline import check_runnable
 
     path = discover(Path.cwd(), target=None if config else name, config=config or None)
     loaded = load(path)
@@ -210,6 +223,7 @@ def validate(
             "generated and validated by the Tau Python SDK",
             hint="validate the direct config that references it, or regenerate it",
         )
+    check_runnable(loaded, run_name=name if config and name else "")
     warn(loaded.warnings)
     click.echo(f"{path} is valid")
 

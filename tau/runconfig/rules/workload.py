@@ -48,21 +48,9 @@ class WorkloadRules(Base):
         name = config.run_name
         if name is not None:
             path = ("run", "name") if self.present("run", "name") else ("name",)
-            limit = 47 if self.engine == "rayjob" else 63
-            if not DNS_SUBDOMAIN.match(name) or len(name) > 253:
-                self.add(
-                    path,
-                    f'name "{name}" must be a DNS-1123 subdomain: lowercase letters, digits, '
-                    "'-' and '.', starting and ending with a letter or digit",
-                )
-            elif len(name) > limit:
-                self.add(path, f'name "{name}" is longer than {limit} characters ({self.engine})')
-            elif self.nodes > 1 and len(name) > 54:
-                self.add(
-                    path,
-                    f'name "{name}" is longer than 54 characters; multi-node Jobs need room '
-                    "for the <name>-headless Service",
-                )
+            problem = name_problem(name, self.engine, self.nodes)
+            if problem:
+                self.add(path, problem)
 
     def compute(self) -> None:
         compute = self.config.compute or Compute()
@@ -337,3 +325,21 @@ class WorkloadRules(Base):
                                 f"execution.configs: scaling_config.{managed} is Tau-managed "
                                 "(derived from compute.workers and compute.gpus_per_worker)",
                             )
+
+
+def name_problem(name: str, engine: str, nodes: int) -> str | None:
+    """Why `name` cannot name a run of this engine, or None; also checks a NAME override."""
+    limit = 47 if engine == "rayjob" else 63
+    if not DNS_SUBDOMAIN.match(name) or len(name) > 253:
+        return (
+            f'name "{name}" must be a DNS-1123 subdomain: lowercase letters, digits, '
+            "'-' and '.', starting and ending with a letter or digit"
+        )
+    if len(name) > limit:
+        return f'name "{name}" is longer than {limit} characters ({engine})'
+    if nodes > 1 and len(name) > 54:
+        return (
+            f'name "{name}" is longer than 54 characters; multi-node Jobs need room '
+            "for the <name>-headless Service"
+        )
+    return None

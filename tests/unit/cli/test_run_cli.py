@@ -208,3 +208,30 @@ def test_local_refuses_cluster_flags_typed_with_it_but_not_tau_context(tmp_path:
     ran = local(TAU_CONTEXT="aks-prod")
     assert ran.returncode == 0, ran.stderr
     assert "local run quickstart-train-" in ran.stderr
+
+
+def test_words_after_the_target_are_refused_and_nothing_is_submitted() -> None:
+    result = tau("run", "train", "validate", cwd=QUICKSTART)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: unexpected extra arguments after the target: validate")
+    assert "tau run validate train" in result.stderr
+    result = tau("run", "train", "bogus", "extra", "words", cwd=QUICKSTART)
+    assert result.returncode == 2 and "bogus extra words" in result.stderr
+
+
+def test_validate_refuses_what_the_dry_run_would_for_the_config_itself(tmp_path: Path) -> None:
+    (tmp_path / "empty.yaml").write_text("")
+    (tmp_path / "nameless.yaml").write_text("engine: job\ncompute:\n  gpus: 0\nentrypoint: t.py\n")
+    (tmp_path / "t.py").write_text("print(1)\n")
+    (tmp_path / "lost.yaml").write_text("name: lost\nengine: job\nentrypoint: missing.py\n")
+    for name, needle in (
+        ("empty.yaml", "the run config is empty"),
+        ("nameless.yaml", "name is required"),
+        ("lost.yaml", "'missing.py' does not exist"),
+    ):
+        result = tau("run", "validate", "--config", name, cwd=tmp_path)
+        assert result.returncode == 2, (name, result.stdout)
+        assert needle in result.stderr
+        assert_no_traceback(result)
+    named = tau("run", "validate", "given", "--config", "nameless.yaml", cwd=tmp_path)
+    assert named.returncode == 0 and "is valid" in named.stdout

@@ -6,6 +6,7 @@ import typer
 from typer.testing import CliRunner
 
 from tau.cli.groups import TargetGroup
+from tau.errors import UsageError
 
 app = typer.Typer(cls=TargetGroup)
 seen: dict[str, object] = {}
@@ -62,3 +63,18 @@ def test_help_lists_subcommands() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     assert "validate" in result.output and "other" in result.output
+
+
+def test_words_after_the_target_are_a_usage_error_not_dropped() -> None:
+    seen.clear()
+    result = runner.invoke(app, ["train", "bogus", "extra"])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, UsageError)
+    assert "bogus extra" in result.exception.one_line()
+    assert "root" not in seen
+
+
+def test_a_verb_after_the_target_says_to_put_the_verb_first() -> None:
+    result = runner.invoke(app, ["train", "validate"])
+    assert isinstance(result.exception, UsageError)
+    assert "validate train" in result.exception.one_line()
