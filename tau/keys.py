@@ -276,6 +276,15 @@ AKS_ACCELERATOR = "kubernetes.azure.com/accelerator"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 DRA_NVIDIA_GPU = "gpu.nvidia.com"  # DRA device class / Kueue deviceClassMapping name
 COND_ACTIVE = "Active"  # Kueue ClusterQueue / AdmissionCheck condition
+# Node conditions the gpu-monitoring chart's node-problem-detector checks set (True = problem).
+GPU_HEALTH_CONDITIONS = (
+    "NvidiaSmiProblem",
+    "GPUMissing",
+    "NVLinkStatusInactive",
+    "GPUECCErrors",
+    "IBLinkIssue",
+    "DcgmHealthProblem",
+)
 
 # --- Infrastructure (infra/: Pulumi components) ----------------------------------------------
 

@@ -112,8 +112,14 @@ class Store:
     # -- opening -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, root: Path | str, *, lock_wait: float = lock.WAIT_SECONDS) -> Store:
-        """Open an existing store, migrating an older catalogue forward under the lock."""
+    def open(
+        cls, root: Path | str, *, lock_wait: float = lock.WAIT_SECONDS, migrate: bool = True
+    ) -> Store:
+        """Open an existing store, migrating an older catalogue forward under the lock.
+
+        `migrate=False` is for readers that must never write (the Portal): an older
+        catalogue is refused instead of migrated.
+        """
         store = cls(Path(root))
         store.manifest = store._read_manifest()
         try:
@@ -125,6 +131,14 @@ class Store:
                 hint="restore the store directory from a copy (taugrid-portal experiment export)",
                 owner="the store's owner",
             ) from None
+        if version != schema.CURRENT and not migrate:
+            raise RuntimeFailure(
+                f"{store.index_path} is at schema expstore.v{version}, this reader needs "
+                f"{schema.SCHEMA_VERSION} and never migrates",
+                hint="migrate it with a TauGrid writer, e.g. `taugrid-portal experiment init "
+                "NAME --store PATH`",
+                owner="the store's owner",
+            )
         if version != schema.CURRENT:
             with lock.exclusive(store.root, lock_wait), contextlib.closing(store.connect()) as db:
                 db.execute("BEGIN IMMEDIATE")

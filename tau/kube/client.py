@@ -88,6 +88,19 @@ class KubeClient:
                         hint="check the path, or rerun `tau workspace connection` to rebuild it",
                     )
         configuration = client.Configuration()
+        if _in_cluster(self.kubeconfig, self.context):
+            # kubectl's rule: no kubeconfig at all inside a pod means its ServiceAccount.
+            try:
+                config.load_incluster_config(client_configuration=configuration)
+            except ConfigException as error:
+                raise AccessError(
+                    f"cannot load the in-cluster ServiceAccount: {_first_line(str(error))}",
+                    hint="mount the ServiceAccount token (automountServiceAccountToken) or "
+                    "pass a kubeconfig",
+                ) from None
+            configuration.retries = 1
+            self.host = configuration.host
+            return client.ApiClient(configuration=configuration)
         try:
             config.load_kube_config(
                 config_file=self.kubeconfig or _default_kubeconfig(),
@@ -309,6 +322,14 @@ def _describe(verb: str, resource: Resource, name: str, namespace: str, sub: str
     if namespace and resource.namespaced:
         text += f' in namespace "{namespace}"'
     return text
+
+
+def _in_cluster(kubeconfig: str | None, context: str) -> bool:
+    if kubeconfig or context or "KUBERNETES_SERVICE_HOST" not in os.environ:
+        return False
+    configured = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    candidates = configured or [str(Path("~/.kube/config").expanduser())]
+    return not any(Path(part).is_file() for part in candidates)
 
 
 def _default_kubeconfig() -> str:

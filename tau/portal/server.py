@@ -39,6 +39,8 @@ class ServerConfig:
     max_runs: int = 200
     # Host names (besides IP literals and localhost) the server answers to; see hostcheck.
     allowed_hosts: tuple[str, ...] = ()
+    # A read-only server (the Portal's) never backfills summaries: reads never write the store.
+    read_only: bool = False
 
 
 def clamp_points(requested: int | None) -> int:
@@ -257,6 +259,7 @@ def _mount_generic(app: FastAPI, base: str, config: ServerConfig) -> None:
             target,
             metrics=metric or None,
             max_points=min(clamp_points(max_points), snapshot.DEFAULT_MAX_POINTS),
+            backfill=not config.read_only,
         )
 
     @app.get(f"{base}/status")

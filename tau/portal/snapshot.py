@@ -39,8 +39,10 @@ def build_snapshot(
     *,
     metrics: list[str] | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
+    backfill: bool = True,
 ) -> dict[str, Any]:
-    query.ensure_summaries_quietly(store)
+    if backfill:
+        query.ensure_summaries_quietly(store)
     with query.reader(store) as db:
         target_type, run_ids = query.resolve_target(db, target)
         marks = ",".join("?" for _ in run_ids) or "''"

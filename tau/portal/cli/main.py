@@ -16,6 +16,7 @@ from tau.cli.main import run
 from tau.portal.cli.aliases import AliasGroup
 from tau.portal.cli.experiment import experiment
 from tau.portal.cli.offload import offload
+from tau.portal.cli.portal import portal
 
 cli = AliasGroup(
     name="taugrid-portal",
@@ -30,6 +31,7 @@ cli = AliasGroup(
 )
 experiment.add_command(offload)
 cli.add_command(experiment)
+cli.add_command(portal)
 
 
 @cli.command(help="Print the installed taugrid-portal version.")

@@ -249,3 +249,17 @@ def test_stellar_tui_refuses_out_instead_of_ignoring_it(capsys, demo_store: Path
     assert (code, out) == (2, "")
     assert err == "error: --out writes html or json; -o tui prints to the terminal\n"
     assert not target.exists()
+
+
+def test_portal_serve_usage_errors_are_one_line_naming_the_flag(capsys) -> None:
+    code, _, err = portal(capsys, "portal", "serve")
+    assert code == 2 and "--namespace" in err
+    code, _, err = portal(
+        capsys, "portal", "serve", "-n", "team-a", "--jobs-scope-mode", "operator"
+    )
+    assert code == 2 and "--jobs-operator-scope" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = portal(
+        capsys, "portal", "serve", "-n", "team-a", "--jobs-operator-scope", "bad", "--addr", "x"
+    )
+    assert code == 2 and "TEAM=NAMESPACE/LOCALQUEUE" in err

@@ -1,0 +1,115 @@
+"""`taugrid-portal portal serve`: flags -> tau.portal.web -> serve.
+
+The Portal is read-only and single-workspace; it runs in-cluster from the chart (its
+ServiceAccount, no kubeconfig) or on an operator's machine against a kubeconfig context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tau.portal.cli.aliases import AliasGroup
+
+
+@click.group(cls=AliasGroup, help="The cluster Portal: Runs, Jobs/Queue, Nodes and Experiments.")
+def portal() -> None:
+    pass
+
+
+@portal.command(
+    epilog=(
+        "\b\nExamples:\n"
+        "  taugrid-portal portal serve -n team-a --workspace team-a --store /srv/store\n"
+        "  taugrid-portal portal serve -n team-a --jobs-scope-mode workspace --run-history-enabled"
+    )
+)
+@click.option("--addr", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to bind.")
+@click.option(
+    "--kubeconfig", default="", help="Kubeconfig file (default: in-cluster or $KUBECONFIG)."
+)
+@click.option("--context", default="", help="Kubeconfig context (default: current).")
+@click.option(
+    "-n",
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    required=True,
+    help="Workspace namespace whose runs the Portal shows (repeatable).",
+)
+@click.option("--workspace", default="default", show_default=True, help="Workspace name served.")
+@click.option("--cluster", default="", help="Cluster name shown and stamped on durable ids.")
+@click.option(
+    "--store",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar="TAU_EXP_STORE",
+    help="Workspace experiment store (read-only): Experiments, Stellar and run history.",
+)
+@click.option(
+    "--jobs-scope-mode",
+    type=click.Choice(["disabled", "workspace", "operator"]),
+    default="disabled",
+    show_default=True,
+    help="Who the Jobs/Queue board is scoped to.",
+)
+@click.option(
+    "--jobs-operator-scope",
+    multiple=True,
+    help="TEAM=NAMESPACE/LOCALQUEUE reviewed for --jobs-scope-mode operator (repeatable).",
+)
+@click.option(
+    "--run-history-enabled",
+    is_flag=True,
+    help="Merge the lifecycle recorder's rows from the store into the Runs board.",
+)
+@click.option("--run-history-limit", default=200, show_default=True, help="History rows shown.")
+@click.option(
+    "--source",
+    type=click.Choice(["local"]),
+    default="local",
+    show_default=True,
+    help="Experiment data source (the workspace store).",
+)
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    help="Host name the Portal answers to besides IP literals and localhost (repeatable).",
+)
+def serve(
+    addr: str,
+    kubeconfig: str,
+    context: str,
+    namespaces: tuple[str, ...],
+    workspace: str,
+    cluster: str,
+    store: Path | None,
+    jobs_scope_mode: str,
+    jobs_operator_scope: tuple[str, ...],
+    run_history_enabled: bool,
+    run_history_limit: int,
+    source: str,
+    allowed_hosts: tuple[str, ...],
+) -> None:
+    """Serve the Portal's boards and the mounted Stellar server."""
+    from tau.portal import server
+    from tau.portal.web import serving
+    from tau.portal.web.config import OperatorScope, PortalConfig
+
+    config = PortalConfig(
+        namespaces=tuple(dict.fromkeys(namespaces)),
+        workspace=workspace,
+        cluster=cluster,
+        store=store,
+        jobs_scope_mode=jobs_scope_mode,
+        operator_scopes=tuple(OperatorScope.parse(s) for s in jobs_operator_scope),
+        run_history_enabled=run_history_enabled,
+        run_history_limit=run_history_limit,
+        source=source,
+        allowed_hosts=allowed_hosts,
+    )
+    sock = server.listen(addr)
+    click.echo(f"Portal serving {', '.join(config.namespaces)} on http://{addr}/portal", err=True)
+    serving.run(config, sock, kubeconfig=kubeconfig or None, context=context)

@@ -1,0 +1,303 @@
+"""A watch-fed, in-memory copy of the objects the Portal shows.
+
+Each (type, namespace) the Portal reads has one informer: a paginated LIST once, then one
+long WATCH from the list's resourceVersion (bookmarks keep it current; a 410 Gone relists).
+A page load reads these copies and sends no request to the API server, so the cost of the
+Runs board does not grow with the number of runs.
+
+`ObjectCache` answers `get` and `list` like `tau.kube.KubeClient`, so the lifecycle code that
+builds `tau run status` (`tau.lifecycle.snapshot.collect`) runs unchanged over the cache:
+the run page's phase tree is the CLI's, from the same functions. Types the cache does not
+hold fall through to the API server.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError, Resource
+from tau.kube.stream import watch
+
+PAGE_SIZE = 500
+WATCH_SECONDS = 240
+RETRY_SECONDS = 5.0
+MISSING_RETRY_SECONDS = 60.0
+
+SYNCING, SYNCED, MISSING, FORBIDDEN, FAILING = (
+    "syncing",
+    "synced",
+    "type not installed",
+    "forbidden",
+    "failing",
+)
+
+
+class CountingClient(KubeClient):
+    """A KubeClient that counts the HTTP exchanges it makes (the benchmark's and tests'
+    measure of API-server load per page)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.requests = 0
+        self._count_lock = threading.Lock()
+
+    def send(self, *args: Any, **kwargs: Any) -> Any:
+        with self._count_lock:
+            self.requests += 1
+        return super().send(*args, **kwargs)
+
+
+def matches(labels: dict[str, str], selector: str) -> bool:
+    """Equality-based label selectors (`a=b`, `a==b`, `a!=b`, `a`, `!a`), comma-joined."""
+    for term in (t.strip() for t in selector.split(",")):
+        if not term:
+            continue
+        if "!=" in term:
+            key, value = (p.strip() for p in term.split("!=", 1))
+            if labels.get(key) == value:
+                return False
+        elif "=" in term:
+            key, value = (p.strip() for p in term.replace("==", "=").split("=", 1))
+            if labels.get(key) != value:
+                return False
+        elif term.startswith("!"):
+            if term[1:].strip() in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+@dataclass
+class Informer:
+    """One (type, namespace) kept current by LIST + WATCH in a daemon thread."""
+
+    kube: KubeClient
+    resource: Resource
+    namespace: str = ""
+    on_change: Callable[[str, dict[str, Any]], None] | None = None
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    state: str = SYNCING
+    detail: str = ""
+    resource_version: str = ""
+    synced: threading.Event = field(default_factory=threading.Event)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.resource.display, self.namespace)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._run, name=f"informer {self.resource.display}/{self.namespace}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.items.values())
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self.items.get(name)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._relist()
+                while not self._stop.is_set() and self._watch_once():
+                    pass
+            except NotFoundError as error:
+                self._fail(MISSING if error.resource_missing else FAILING, error)
+                self._stop.wait(MISSING_RETRY_SECONDS if error.resource_missing else RETRY_SECONDS)
+            except AuthorizationError as error:
+                self._fail(FORBIDDEN, error)
+                self._stop.wait(MISSING_RETRY_SECONDS)
+            except (KubeError, ValueError, OSError) as error:
+                self._fail(FAILING, error)
+                self._stop.wait(RETRY_SECONDS)
+
+    def _fail(self, state: str, error: Exception) -> None:
+        self.state = state
+        self.detail = error.one_line() if isinstance(error, KubeError) else type(error).__name__
+        if state in (MISSING, FORBIDDEN):
+            with self._lock:
+                self.items = {}
+            self.synced.set()
+
+    def _relist(self) -> None:
+        items: dict[str, dict[str, Any]] = {}
+        token = ""
+        while True:
+            query = [("limit", str(PAGE_SIZE))] + ([("continue", token)] if token else [])
+            body = self.kube.request(
+                "GET",
+                self.resource.path(self.namespace),
+                what=f"list {self.resource.display}",
+                query=query,
+            )
+            for obj in body.get("items") or []:
+                obj.setdefault("kind", self.resource.kind)
+                obj.setdefault("apiVersion", self.resource.api_version)
+                items[_key(obj)] = obj
+            meta = body.get("metadata") or {}
+            token = str(meta.get("continue") or "")
+            if not token:
+                self.resource_version = str(meta.get("resourceVersion") or "")
+                break
+        with self._lock:
+            old, self.items = self.items, items
+        self.state, self.detail = SYNCED, ""
+        self.synced.set()
+        if self.on_change is not None:
+            for name in set(old) | set(items):
+                if old.get(name) is not items.get(name):
+                    self.on_change("SYNC", items.get(name) or old[name])
+
+    def _watch_once(self) -> bool:
+        """Follow one watch stream; False when the cache must be relisted (410 Gone)."""
+        for event in watch(
+            self.kube,
+            self.resource,
+            self.namespace,
+            resource_version=self.resource_version,
+            timeout_seconds=WATCH_SECONDS,
+        ):
+            if self._stop.is_set():
+                return True
+            kind, obj = event.get("type"), event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    return False
+                raise ValueError(f"watch error {obj.get('code')}: {obj.get('message', '')}")
+            version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+            if version:
+                self.resource_version = version
+            if kind == "BOOKMARK":
+                continue
+            obj.setdefault("kind", self.resource.kind)
+            obj.setdefault("apiVersion", self.resource.api_version)
+            with self._lock:
+                if kind == "DELETED":
+                    self.items.pop(_key(obj), None)
+                else:
+                    self.items[_key(obj)] = obj
+            if self.on_change is not None:
+                self.on_change(str(kind), obj)
+        return True
+
+
+def _key(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+class ObjectCache:
+    """Informers for a fixed set of (type, namespace) pairs, read like a KubeClient."""
+
+    def __init__(self, kube: KubeClient) -> None:
+        self.kube = kube
+        self.informers: dict[tuple[str, str], Informer] = {}
+
+    def add(
+        self,
+        resource: Resource,
+        namespaces: Iterable[str] = ("",),
+        on_change: Callable[[str, dict[str, Any]], None] | None = None,
+    ) -> None:
+        for namespace in namespaces if resource.namespaced else ("",):
+            informer = Informer(self.kube, resource, namespace, on_change)
+            self.informers[informer.key] = informer
+
+    def start(self) -> None:
+        for informer in self.informers.values():
+            informer.start()
+
+    def stop(self) -> None:
+        for informer in self.informers.values():
+            informer.stop()
+
+    def wait_synced(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        for informer in self.informers.values():
+            if not informer.synced.wait(max(0.0, deadline - time.monotonic())):
+                return False
+        return True
+
+    def holds(self, resource: Resource, namespace: str = "") -> bool:
+        return (resource.display, namespace if resource.namespaced else "") in self.informers
+
+    def informer(self, resource: Resource, namespace: str = "") -> Informer | None:
+        return self.informers.get((resource.display, namespace if resource.namespaced else ""))
+
+    def status(self) -> list[dict[str, str]]:
+        return [
+            {"resource": i.resource.display, "namespace": i.namespace, "state": i.state}
+            | ({"detail": i.detail} if i.detail else {})
+            for i in self.informers.values()
+        ]
+
+    def items(self, resource: Resource, namespace: str = "") -> list[dict[str, Any]]:
+        """Every cached object of a type: of one namespace, or (namespace "") of all held."""
+        if not resource.namespaced or namespace:
+            found = self.informer(resource, namespace)
+            return found.snapshot() if found else []
+        return [
+            obj
+            for informer in self.informers.values()
+            if informer.resource == resource
+            for obj in informer.snapshot()
+        ]
+
+    # -- the KubeClient reading surface --------------------------------------------------
+
+    def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any]:
+        informer = self.informer(resource, namespace)
+        if informer is None:
+            return self.kube.get(resource, name, namespace)
+        _raise_unusable(informer)
+        obj = informer.get(name)
+        if obj is None:
+            raise NotFoundError(f"{resource.display} {name!r} does not exist")
+        return obj
+
+    def list(
+        self,
+        resource: Resource,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[dict[str, Any]]:
+        informer = self.informer(resource, namespace)
+        if informer is None or field_selector:
+            return self.kube.list(
+                resource, namespace, label_selector=label_selector, field_selector=field_selector
+            )
+        _raise_unusable(informer)
+        return [
+            obj
+            for obj in informer.snapshot()
+            if matches((obj.get("metadata") or {}).get("labels") or {}, label_selector)
+        ]
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else a lifecycle reader needs (pod logs, transport) is the real client's.
+        return getattr(self.kube, name)
+
+
+def _raise_unusable(informer: Informer) -> None:
+    if informer.state == MISSING:
+        raise NotFoundError(
+            f"{informer.resource.display} is not served: {informer.detail}", resource_missing=True
+        )
+    if informer.state == FORBIDDEN:
+        raise AuthorizationError(informer.detail)
