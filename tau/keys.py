@@ -23,6 +23,8 @@ WORKLOAD_KIND = DOMAIN + "workload-kind"
 SERVICE = DOMAIN + "service"
 DATASET = DOMAIN + "dataset"
 ONBOARDING_SMOKE = DOMAIN + "onboarding-smoke"
+# What a tau helper pod does (`reader` for `tau run get`, `registry-*` for `tau data`).
+ROLE = DOMAIN + "role"
 
 # Ownership / identity annotations.
 NAMESPACE = DOMAIN + "namespace"

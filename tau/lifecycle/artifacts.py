@@ -106,7 +106,7 @@ def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
         "metadata": {
             "name": f"tau-get-{uuid.uuid4().hex[:10]}",
             "namespace": namespace,
-            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, "tau.azure.com/role": "reader"},
+            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ROLE: "reader"},
         },
         "spec": {
             "restartPolicy": "Never",

@@ -1,0 +1,414 @@
+"""The workspace data PVC as a registry root, reached through short-lived helper pods.
+
+Registry verbs run here, on the researcher's machine, as the workspace connection's
+identity; the pods only move bytes. A verb costs a few pods, never a standing service:
+
+* read: one pod tars the registry files the verb needs (its `Scope`) and prints them;
+  the verb then reads that snapshot locally;
+* write: the verb's writes are journaled and one writer pod applies them, checking every
+  precondition first (a record must not exist; a compare-and-swap alias must still hold
+  the bytes the verb read) so a stale read never overwrites a newer write;
+* scan / copy: one pod hashes or copies dataset files and prints a proof per file.
+
+Helper pods use the pinned busybox image `tau run get` uses, run as uid 65532 with the
+restricted pod security profile, mount only the data PVC and no ServiceAccount token, and
+are deleted when they finish.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import posixpath
+import shlex
+import tarfile
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tau import keys
+from tau.data import layout
+from tau.data.root import ANY, Conflict, DirectoryRoot, Exists, FileStat, Missing, Scope
+from tau.errors import RuntimeFailure
+from tau.kube import AuthorizationError, KubeClient
+from tau.kube.deletion import delete
+from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS
+from tau.kube.stream import pod_log, watch
+from tau.lifecycle.artifacts import READER_IMAGE
+
+UID = 65532
+# The kernel caps one environment string at 128 KiB; chunks stay well below it.
+CHUNK = 96 * 1024
+MAX_PAYLOAD = 768 * 1024
+SHORT = 120.0  # reads and writes of small records
+LONG = 3600.0  # hashing or copying dataset bytes
+STORAGE = "platform operator (workspace storage)"
+
+_CHUNKS = 'i=0; while v="$(printenv TAU_PAYLOAD_$i)"; do printf %s "$v"; i=$((i+1)); done'
+
+WRITE = f"""set -eu
+work="$(mktemp -d)"
+{_CHUNKS} | base64 -d | tar -xf - -C "$work"
+cd "$TAU_DATA_DIR"
+while read -r op path expect; do
+  case "$op" in
+    create) if [ -e "$path" ]; then echo "tau-registry: exists $path"; exit 10; fi ;;
+    put)
+      case "$expect" in
+        -) ;;
+        absent) if [ -e "$path" ]; then echo "tau-registry: conflict $path"; exit 11; fi ;;
+        *) now="$(sha256sum "$path" 2>/dev/null | cut -d' ' -f1 || true)"
+           if [ "$now" != "$expect" ]; then echo "tau-registry: conflict $path"; exit 11; fi ;;
+      esac ;;
+  esac
+done < "$work/ops"
+while read -r op path expect; do
+  case "$op" in
+    create)
+      mkdir -p "$(dirname "$path")"
+      cp "$work/new/$path" "$path.tau-tmp.$$"
+      if ! ln "$path.tau-tmp.$$" "$path" 2>/dev/null; then
+        rm -f "$path.tau-tmp.$$"; echo "tau-registry: exists $path"; exit 10
+      fi
+      rm -f "$path.tau-tmp.$$" ;;
+    put)
+      mkdir -p "$(dirname "$path")"
+      cp "$work/new/$path" "$path.tau-tmp.$$"
+      mv -f "$path.tau-tmp.$$" "$path" ;;
+    rmtree) rm -rf "$path" ;;
+  esac
+done < "$work/ops"
+echo "tau-registry: ok"
+"""
+
+SCAN = """set -eu
+cd "$TAU_DATA_DIR"
+if [ ! -d "$1" ]; then echo "tau-registry: missing $1"; exit 3; fi
+cd "$1"
+find . -type f ! -name '*.tau-tmp.*' ! -name '.tau-registry.lock' | sort | while IFS= read -r f; do
+  printf 'tau-file %s %s %s\\n' "$(sha256sum "$f" | cut -d' ' -f1)" "$(stat -c %s "$f")" "${f#./}"
+done
+echo "tau-registry: ok"
+"""
+
+COPY = f"""set -eu
+cd "$TAU_DATA_DIR"
+src="$1"; dst="$2"
+if [ ! -d "$src" ]; then echo "tau-registry: missing $src"; exit 3; fi
+files="$(mktemp)"
+{_CHUNKS} | base64 -d > "$files"
+while IFS= read -r f; do
+  if [ ! -f "$src/$f" ]; then echo "tau-registry: missing $src/$f"; exit 3; fi
+  mkdir -p "$(dirname "$dst/$f")"
+  cp "$src/$f" "$dst/$f.tau-tmp.$$"
+  mv -f "$dst/$f.tau-tmp.$$" "$dst/$f"
+  sum="$(sha256sum "$dst/$f" | cut -d' ' -f1)"
+  printf 'tau-file %s %s %s\\n' "$sum" "$(stat -c %s "$dst/$f")" "$f"
+done < "$files"
+echo "tau-registry: ok"
+"""
+
+
+def _snapshot_script(scopes: tuple[Scope, ...]) -> str:
+    lines = ["set -eu", 'cd "$TAU_DATA_DIR"', 'list="$(mktemp)"']
+    for scope in scopes:
+        where = shlex.quote(scope.path)
+        depth = f" -maxdepth {scope.depth}" if scope.depth else ""
+        names = ""
+        if scope.names:
+            names = " \\( " + " -o ".join(f"-name {shlex.quote(n)}" for n in scope.names) + " \\)"
+        lines.append(
+            f"if [ -d {where} ]; then find {where}{depth} -type f{names} "
+            "! -name '*.tau-tmp.*' >> \"$list\"; fi"
+        )
+    lines += [
+        "echo tau-snapshot-begin",
+        'if [ -s "$list" ]; then tar -cf - -T "$list" | base64; fi',
+        "echo tau-snapshot-end",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _chunks(data: bytes) -> list[dict[str, str]]:
+    text = base64.b64encode(data).decode()
+    if len(text) > MAX_PAYLOAD:
+        raise RuntimeFailure(
+            f"this registry update is {len(text) // 1024} KiB encoded, over the helper pod's "
+            f"{MAX_PAYLOAD // 1024} KiB limit",
+            hint="split the dataset into smaller versions",
+            owner="researcher (dataset registry)",
+        )
+    return [
+        {"name": f"TAU_PAYLOAD_{i}", "value": text[start : start + CHUNK]}
+        for i, start in enumerate(range(0, max(len(text), 1), CHUNK))
+    ]
+
+
+class PodRoot:
+    """A data PVC in a namespace, read from a snapshot and written through a journal."""
+
+    def __init__(
+        self, kube: KubeClient, namespace: str, pvc: str, scope: tuple[Scope, ...]
+    ) -> None:
+        self.kube = kube
+        self.namespace = namespace
+        self.pvc = pvc
+        self.scope = scope
+        self.label = f'PVC "{pvc}" in namespace "{namespace}"'
+        self._dir = tempfile.TemporaryDirectory(prefix="tau-registry-")
+        self.local = DirectoryRoot(Path(self._dir.name), self.label)
+        self._ops: list[list[str]] = []
+        self._blobs: dict[str, bytes] = {}
+        self._check_claim()
+        self._snapshot()
+
+    def close(self) -> None:
+        self._dir.cleanup()
+
+    def __enter__(self) -> PodRoot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- reads -------------------------------------------------------------------------
+
+    def _in_scope(self, path: str) -> None:
+        clean = posixpath.normpath(path)
+        for scope in self.scope:
+            if clean == scope.path or clean.startswith(scope.path + "/"):
+                return
+        raise AssertionError(f"{path} is outside this verb's registry scope")
+
+    def read(self, path: str) -> bytes | None:
+        self._in_scope(path)
+        return self.local.read(path)
+
+    def listdir(self, path: str) -> list[str]:
+        self._in_scope(path)
+        return self.local.listdir(path)
+
+    # --- journaled writes --------------------------------------------------------------
+
+    def create(self, path: str, data: bytes) -> None:
+        self._in_scope(path)
+        self.local.create(path, data)
+        self._journal("create", path, "-", data)
+
+    def put(self, path: str, data: bytes, *, expect: object = ANY) -> None:
+        self._in_scope(path)
+        if expect is ANY:
+            token = "-"
+        elif expect is None:
+            token = "absent"
+        else:
+            assert isinstance(expect, bytes)
+            token = hashlib.sha256(expect).hexdigest()
+        self.local.put(path, data, expect=expect)
+        self._journal("put", path, token, data)
+
+    def remove_tree(self, path: str) -> None:
+        self._in_scope(path)
+        self.local.remove_tree(path)
+        self._ops.append(["rmtree", path, "-"])
+
+    def _journal(self, op: str, path: str, token: str, data: bytes) -> None:
+        for entry in self._ops:
+            if entry[1] == path and entry[0] in ("create", "put"):
+                self._blobs[path] = data  # a later write of the same file keeps the first check
+                return
+        self._ops.append([op, path, token])
+        self._blobs[path] = data
+
+    def commit(self) -> None:
+        if not self._ops:
+            return
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            _add(archive, "ops", "".join(" ".join(op) + "\n" for op in self._ops).encode())
+            for path, data in self._blobs.items():
+                _add(archive, f"new/{path}", data)
+        ok, lines = self._run("write", WRITE, [], _chunks(buffer.getvalue()), SHORT, writable=True)
+        if not ok:
+            last = lines[-1] if lines else ""
+            if last.startswith("tau-registry: exists "):
+                raise Exists(last.split(" ", 2)[2])
+            if last.startswith("tau-registry: conflict "):
+                raise Conflict(last.split(" ", 2)[2])
+            raise self._failure("writing the registry", lines)
+        self._ops, self._blobs = [], {}
+
+    # --- data plane --------------------------------------------------------------------
+
+    def scan(self, path: str) -> list[FileStat]:
+        ok, lines = self._run("scan", SCAN, [path], [], LONG)
+        stats = _proofs(lines)
+        if not ok:
+            if lines and lines[-1].startswith("tau-registry: missing "):
+                raise Missing(path)
+            raise self._failure(f"hashing {layout.in_pod(path)}", lines)
+        return stats
+
+    def copy(
+        self, source: str, destination: str, files: list[str], on_file: Callable[[FileStat], None]
+    ) -> None:
+        self.commit()  # e.g. `ingesting` lands before the first byte moves
+        listing = "".join(f + "\n" for f in files).encode()
+        ok, lines = self._run(
+            "copy", COPY, [source, destination], _chunks(listing), LONG, writable=True
+        )
+        for stat in _proofs(lines):
+            on_file(stat)
+        if not ok:
+            if lines and lines[-1].startswith("tau-registry: missing "):
+                raise Missing(lines[-1].split(" ", 2)[2])
+            raise self._failure(f"copying {layout.in_pod(source)}", lines)
+
+    # --- pods --------------------------------------------------------------------------
+
+    def _check_claim(self) -> None:
+        try:
+            claim = self.kube.get_or_none(PERSISTENT_VOLUME_CLAIMS, self.pvc, self.namespace)
+        except AuthorizationError:
+            return  # the helper pod's own failure will say more
+        if claim is None:
+            raise RuntimeFailure(
+                f'the data PVC "{self.pvc}" does not exist in namespace "{self.namespace}"',
+                hint="pass the workspace's data PVC with --pvc",
+                owner=STORAGE,
+            )
+
+    def _snapshot(self) -> None:
+        ok, lines = self._run("read", _snapshot_script(self.scope), [], [], SHORT)
+        if not ok or "tau-snapshot-end" not in lines:
+            raise self._failure("reading the registry", lines)
+        body = lines[lines.index("tau-snapshot-begin") + 1 : lines.index("tau-snapshot-end")]
+        if not body:
+            return
+        data = base64.b64decode("".join(body))
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
+            archive.extractall(self.local.directory, filter="data")
+
+    def _failure(self, doing: str, lines: list[str]) -> RuntimeFailure:
+        detail = next((line for line in reversed(lines) if line.strip()), "no output")
+        return RuntimeFailure(
+            f"{doing} on {self.label} failed: {detail[:300]}",
+            hint=f"the data PVC must be mounted read-write and writable by uid {UID}",
+            owner=STORAGE,
+        )
+
+    def _run(
+        self,
+        role: str,
+        script: str,
+        args: list[str],
+        env: list[dict[str, str]],
+        timeout: float,
+        *,
+        writable: bool = False,
+    ) -> tuple[bool, list[str]]:
+        pod = helper_pod(self.namespace, self.pvc, role, script, args, env, timeout, writable)
+        phase, lines = self._execute(pod, timeout)
+        return phase == "Succeeded", lines
+
+    def _execute(self, pod: dict[str, Any], timeout: float) -> tuple[str, list[str]]:
+        """Create the pod, wait for it to finish, read its output, delete it."""
+        name = pod["metadata"]["name"]
+        self.kube.create(PODS, pod, self.namespace)
+        try:
+            phase = _wait(self.kube, self.namespace, name, timeout, self.label)
+            lines = list(pod_log(self.kube, self.namespace, name, container="registry"))
+        finally:
+            delete(self.kube, PODS, name, self.namespace)
+        return phase, lines
+
+
+def helper_pod(
+    namespace: str,
+    pvc: str,
+    role: str,
+    script: str,
+    args: list[str],
+    env: list[dict[str, str]],
+    timeout: float,
+    writable: bool,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"tau-data-{role}-{uuid.uuid4().hex[:8]}",
+            "namespace": namespace,
+            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ROLE: f"registry-{role}"},
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": int(timeout),
+            "automountServiceAccountToken": False,
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": UID,
+                "runAsGroup": UID,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "containers": [
+                {
+                    "name": "registry",
+                    "image": READER_IMAGE,
+                    "command": ["sh", "-c", script, f"tau-{role}", *args],
+                    "env": [{"name": keys.ENV_DATA_DIR, "value": layout.MOUNT}, *env],
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "capabilities": {"drop": ["ALL"]},
+                    },
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    "volumeMounts": [
+                        {"name": "data", "mountPath": layout.MOUNT, "readOnly": not writable}
+                    ],
+                }
+            ],
+            "volumes": [
+                {
+                    "name": "data",
+                    "persistentVolumeClaim": {"claimName": pvc, "readOnly": not writable},
+                }
+            ],
+        },
+    }
+
+
+def _wait(kube: KubeClient, namespace: str, name: str, timeout: float, label: str) -> str:
+    deadline = time.monotonic() + timeout + 30
+    while True:
+        for event in watch(
+            kube, PODS, namespace, field_selector=f"metadata.name={name}", timeout_seconds=10
+        ):
+            phase = ((event.get("object") or {}).get("status") or {}).get("phase", "")
+            if phase in ("Succeeded", "Failed"):
+                return phase
+        if time.monotonic() >= deadline:
+            raise RuntimeFailure(
+                f"registry helper pod {namespace}/{name} did not finish within {timeout:g}s",
+                hint=f"check that {label} is bound and mountable",
+                owner=STORAGE,
+            )
+
+
+def _proofs(lines: list[str]) -> list[FileStat]:
+    stats = []
+    for line in lines:
+        if line.startswith("tau-file "):
+            _, digest, size, path = line.split(" ", 3)
+            stats.append(FileStat(path, int(size), digest))
+    return stats
+
+
+def _add(archive: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = 0o644
+    archive.addfile(info, io.BytesIO(data))
