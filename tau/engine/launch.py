@@ -156,7 +156,7 @@ def _plan(
         data_root=(data_root or default_data_root()).expanduser().resolve(),
         store=(store or default_store()).expanduser().resolve(),
         gpus=gpu_inventory.detect(),
-        publication_id=secrets.token_hex(8),
+        publication_id=secrets.token_hex(12),
     )
     for note in plan.notes:
         echo(f"note: {note}")

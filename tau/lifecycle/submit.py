@@ -9,7 +9,7 @@ same name is reused only when it carries this submission's id.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -60,7 +60,9 @@ class Submitted:
 
 
 def new_submission_id() -> str:
-    return uuid.uuid4().hex
+    """24 lowercase hex (12 random bytes), the submission-id format upstream writes; metrics
+    session and artifact publication ids share it."""
+    return secrets.token_hex(12)
 
 
 def workspace_layer(obj: dict[str, Any]):
