@@ -269,7 +269,7 @@ def check_tau_version(descriptor: WorkspaceConnection, installed: str) -> None:
         raise ValidationError(
             f"descriptor: Tau {installed} is too old for this repository;"
             f" install Tau {required} or newer",
-            owner="you (upgrade the tau CLI)",
+            owner="researcher (upgrade the tau CLI)",
         )
 
 

@@ -123,7 +123,7 @@ def status(
             raise RuntimeFailure(
                 f'no Job or RayJob "{name}" found in namespace "{target.namespace}"',
                 hint="list runs with `tau run list`",
-                owner="you: run name or namespace",
+                owner="researcher: run name or namespace",
             )
         return
     from tau.lifecycle.watch import wait_for_change

@@ -74,9 +74,13 @@ def _check_values_file(path: str) -> None:
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""
-        raise ValidationError(f"--values {path}: not valid YAML{line}", owner="you") from None
+        raise ValidationError(
+            f"--values {path}: not valid YAML{line}", owner="platform operator: --values"
+        ) from None
     if data is not None and not isinstance(data, dict):
-        raise ValidationError(f"--values {path}: must be a mapping of values", owner="you")
+        raise ValidationError(
+            f"--values {path}: must be a mapping of values", owner="platform operator: --values"
+        )
 
 
 @dataclass

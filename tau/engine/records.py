@@ -130,7 +130,7 @@ def load(name: str) -> LocalRun | None:
         raise RuntimeFailure(
             f"local run record {path} is unreadable ({type(error).__name__}: {error})",
             hint=f"restore it, or delete {path.parent} to forget that run",
-            owner="you: this machine's local run state",
+            owner="researcher: this machine's local run state",
         ) from error
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tau.errors import RuntimeFailure
 
-OWNER_USER = "you: kubeconfig, sign-in or network path"
+OWNER_USER = "researcher or platform operator running tau: kubeconfig, sign-in or network path"
 OWNER_PLATFORM = "platform operator"
 
 

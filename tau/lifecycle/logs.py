@@ -42,7 +42,7 @@ def _containers(pod: dict[str, Any], opts: LogOptions) -> list[str]:
             raise UsageError(
                 f'container "{opts.container}" is not in pod {o.name(pod)} '
                 f"(containers: {', '.join(init + main)})",
-                owner="you: -c/--container",
+                owner="researcher: -c/--container",
             )
         return [opts.container]
     if opts.all_containers:
@@ -77,7 +77,7 @@ def streams(
         raise RuntimeFailure(
             f'no Job or RayJob "{name}" found in namespace "{namespace}"',
             hint=f"list runs with `tau run list -n {namespace} --include-external`",
-            owner="you: run name or namespace",
+            owner="researcher: run name or namespace",
         )
     kind, obj = found
     if kind == "RayJob":
@@ -245,7 +245,7 @@ def discover(name: str, current: Target | None, cached: list[Target]) -> Target:
         raise RuntimeFailure(
             f'run "{name}" was not found in {where} nor in any cached workspace connection',
             hint="pass --context and -n for a run outside your workspaces",
-            owner="you: run name or route",
+            owner="researcher: run name or route",
         )
     shown = ", ".join(f"{t.workspace or '-'} ({t.context}/{t.namespace})" for t in hits)
     raise UsageError(

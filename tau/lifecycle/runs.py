@@ -191,7 +191,7 @@ def cancel(
         raise RuntimeFailure(
             f'no Job or RayJob "{name}" found in namespace "{namespace}"',
             hint=f"list runs with `tau run list -n {namespace}`",
-            owner="you: run name or namespace",
+            owner="researcher: run name or namespace",
         )
     if not clusters and not pods:
         say(f"compute released: no RayCluster or pods remain for {name}")

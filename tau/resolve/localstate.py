@@ -36,7 +36,7 @@ READINESS_TTL = timedelta(minutes=5)
 STATE_SCHEMA = "tau.workspace.connection-state.v1"
 ASSIGNMENT_SCHEMA = "tau.workspace.assignment.v1"
 ACTIVE_SCHEMA = "tau.active-workspace.v1"
-STATE_OWNER = "you (local Tau state)"
+STATE_OWNER = "researcher (local Tau state)"
 
 
 def config_dir() -> Path:
@@ -430,5 +430,5 @@ def review_error(reason: str, changes: list[str]) -> ReviewRequired:
     return ReviewRequired(
         f"workspace connection requires interactive review: {reason} ({detail})",
         hint="run `tau workspace connection` from an interactive terminal to review and approve",
-        owner="you (approve the change) or the platform operator (if it is unexpected)",
+        owner="researcher (approve the change) or platform operator (if it is unexpected)",
     )

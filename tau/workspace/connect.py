@@ -277,7 +277,7 @@ def _bounded(
             "workspace connection requires interactive review: revalidation timed out after "
             f"{timeout:g}s",
             hint="run a tau command in a terminal once to complete sign-in",
-            owner="you",
+            owner="researcher",
         )
     if "error" in outcome:
         raise outcome["error"]

@@ -42,7 +42,7 @@ def test_an_unusable_config_dir_is_a_runtime_failure_naming_the_path(tmp_path):
         localstate.write_json(blocker / "assignments" / "a.json", {"a": 1})
     line = caught.value.one_line()
     assert line.startswith(f"local state: cannot write {blocker / 'assignments'} (")
-    assert "TAU_CONFIG_DIR" in line and "(owner: you (local Tau state))" in line
+    assert "TAU_CONFIG_DIR" in line and "(owner: researcher (local Tau state))" in line
 
 
 def test_safe_filename_and_short_hash():
