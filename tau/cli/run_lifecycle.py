@@ -310,7 +310,17 @@ def register(app: typer.Typer) -> None:
     app.command("cancel")(cancel)
     app.command("resume")(resume)
     app.command("get")(get)
-    app.command("history")(history)
+    from tau.cli.groups import TargetGroup
+    from tau.cli.run_record import RECORD_EPILOG, record
+
+    history_app = typer.Typer(
+        cls=TargetGroup,
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    history_app.callback(invoke_without_command=True)(history)
+    history_app.command("record", epilog=RECORD_EPILOG)(record)
+    app.add_typer(history_app, name="history")
 
 
 def submit_run(
@@ -516,7 +526,10 @@ def get(
 
 
 def history(
-    name: str = NAME,
+    ctx: typer.Context,
+    name: str = typer.Argument(
+        None, metavar="NAME", help="Run name (the Job or RayJob name).", show_default=False
+    ),
     output: str = typer.Option("table", "-o", "--output", help="table or json."),
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
@@ -525,11 +538,17 @@ def history(
 ) -> None:
     """Attempts, retries, resumes and the current state of a run.
 
+    `tau run history record` is the lifecycle recorder daemon (see its --help).
+
     \b
     Examples:
       tau run history train-x1
       tau run history train-x1 -o json | jq .entries
     """
+    if ctx.invoked_subcommand:
+        return
+    if not name:
+        raise UsageError("missing NAME: tau run history NAME (or tau run history record)")
     if output not in ("table", "json"):
         raise UsageError("--output must be table or json")
     if local_run.routes(name, local):

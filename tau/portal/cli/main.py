@@ -15,6 +15,7 @@ from tau import __version__
 from tau.cli.main import run
 from tau.portal.cli.aliases import AliasGroup
 from tau.portal.cli.experiment import experiment
+from tau.portal.cli.kusto import kusto
 from tau.portal.cli.offload import offload
 from tau.portal.cli.portal import portal
 
@@ -30,6 +31,7 @@ cli = AliasGroup(
     aliases={"exp": "experiment"},
 )
 experiment.add_command(offload)
+experiment.add_command(kusto)
 cli.add_command(experiment)
 cli.add_command(portal)
 

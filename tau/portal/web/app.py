@@ -24,11 +24,11 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 
 from tau.errors import TauError
 from tau.kube import KubeClient, KubeError
+from tau.kube.informer import ObjectCache
 from tau.kube.resources import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, PODS, RAY_JOBS, WORKLOADS
 from tau.kube.runtypes import EVENTS, NODES
 from tau.portal.hostcheck import HostCheckMiddleware, HostPolicy
 from tau.portal.web import detail, nodes, queue, runs
-from tau.portal.web.cache import ObjectCache
 from tau.portal.web.config import PortalConfig
 
 STATIC = Path(__file__).resolve().parent.parent / "static" / "portal"

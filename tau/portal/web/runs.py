@@ -20,6 +20,7 @@ from tau import keys
 from tau.errors import TauError
 from tau.kube.resources import JOBS, RAY_JOBS
 from tau.lifecycle import runs as lifecycle_runs
+from tau.lifecycle.recorder import durable_id
 
 HISTORY_AVAILABLE, LIVE_ONLY, HISTORY_UNAVAILABLE = "available", "live-only", "history-unavailable"
 TRACKING = {True: "tracked", False: "untracked"}
@@ -32,12 +33,6 @@ STATE_OF_HISTORY = {
     "failed": "Failed",
     "cancelled": "Cancelled",
 }
-
-
-def durable_id(cluster: str, namespace: str, uid: str, kind: str, name: str) -> str:
-    """`<cluster>/<namespace>/<uid>`, or `<cluster>/<namespace>/<kind>/<name>` without a UID:
-    the identity the lifecycle recorder stamps on every row of a run."""
-    return f"{cluster}/{namespace}/{uid}" if uid else f"{cluster}/{namespace}/{kind}/{name}"
 
 
 def gpus(obj: dict[str, Any]) -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import socket
 
+from tau.kube.informer import CountingClient
 from tau.portal.web.app import Portal, create_app
-from tau.portal.web.cache import CountingClient
 from tau.portal.web.config import PortalConfig
 
 GRACEFUL_SHUTDOWN_SECONDS = 5

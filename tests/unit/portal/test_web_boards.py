@@ -7,11 +7,11 @@ import sqlite3
 from pathlib import Path
 
 from tau.evidence import init_experiment, lifecycle
+from tau.kube.informer import matches
 from tau.lifecycle import status as lifecycle_status
 from tau.lifecycle.snapshot import Snapshot
 from tau.lifecycle.target import Target
 from tau.portal.web import nodes, queue, runs
-from tau.portal.web.cache import matches
 from tau.portal.web.config import PortalConfig
 
 from .web_helpers import client, portal, recorded, snapshot_objects

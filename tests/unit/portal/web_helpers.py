@@ -15,8 +15,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from tau.kube import KubeClient
+from tau.kube.informer import SYNCED
 from tau.portal.web.app import Portal, create_app
-from tau.portal.web.cache import SYNCED
 from tau.portal.web.config import PortalConfig
 
 RECORDED = Path(__file__).resolve().parents[1] / "lifecycle" / "snapshots"

@@ -1,9 +1,9 @@
-"""A watch-fed, in-memory copy of the objects the Portal shows.
+"""A watch-fed, in-memory copy of objects (the Portal's boards, the lifecycle recorder).
 
-Each (type, namespace) the Portal reads has one informer: a paginated LIST once, then one
+Each (type, namespace) a reader needs has one informer: a paginated LIST once, then one
 long WATCH from the list's resourceVersion (bookmarks keep it current; a 410 Gone relists).
-A page load reads these copies and sends no request to the API server, so the cost of the
-Runs board does not grow with the number of runs.
+A page load (or a recorder pass) reads these copies and sends no request to the API server,
+so its cost does not grow with the number of objects.
 
 `ObjectCache` answers `get` and `list` like `tau.kube.KubeClient`, so the lifecycle code that
 builds `tau run status` (`tau.lifecycle.snapshot.collect`) runs unchanged over the cache:
