@@ -131,6 +131,18 @@ RAY_API_VERSION = "ray.io/v1"
 RAY_NODE_TYPE = "ray.io/node-type"
 RAY_CLUSTER = "ray.io/cluster"
 
+# --- Serving (tau serve: tau/serving, tau/render/rayservice.py, tau/render/deployment.py) ---
+
+# Kueue pod integration of a plain Deployment: every pod is a Kueue-managed workload and the
+# Deployment is the parent Kueue suspends (all or nothing).
+KUEUE_MANAGED = "kueue.x-k8s.io/managed"
+KUEUE_POD_SUSPENDING_PARENT = "kueue.x-k8s.io/pod-suspending-parent"
+# The selector label of a served Deployment, its Service and its HPA target.
+APP_LABEL = "app"
+ENV_MODEL_PATH = "TAU_MODEL_PATH"
+ENV_SERVE_NODES = "TAU_SERVE_NODES"
+ENV_SERVE_GPUS_PER_NODE = "TAU_SERVE_GPUS_PER_NODE"
+
 # --- Kubernetes / Azure well-known keys -----------------------------------------------------
 
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"

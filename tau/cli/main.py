@@ -33,6 +33,7 @@ ROOTS: dict[str, Root] = {
     "workspace": Root("tau.cli.workspace", "Connect, inspect, create and adopt workspaces"),
     "run": Root("tau.cli.run", "Validate, render and submit a checked-in run config"),
     "logs": Root("tau.cli.logs", "Print a run's logs, found across your workspaces"),
+    "serve": Root("tau.cli.serve", "Render and manage serving deployments"),
     "data": Root("tau.cli.data", "Inspect dataset and model registries"),
     "version": Root("tau.cli.version", "Print the installed CLI version"),
 }

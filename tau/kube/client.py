@@ -269,6 +269,33 @@ class KubeClient:
             content_type=PATCH_CONTENT_TYPES[patch_type],
         )
 
+    def apply(
+        self,
+        resource: Resource,
+        obj: dict[str, Any],
+        *,
+        field_manager: str,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Server-side apply: create `obj`, or take over and set exactly its fields.
+
+        Conflicts with other managers are forced: the caller's rendered object is the
+        declared intent (a redeploy replaces what the last deploy set).
+        """
+        metadata = obj.get("metadata", {})
+        namespace, name = metadata.get("namespace", ""), metadata.get("name", "")
+        query = [("fieldManager", field_manager), ("force", "true")]
+        if dry_run:
+            query.append(("dryRun", "All"))
+        return self.request(
+            "PATCH",
+            resource.path(namespace, name),
+            what=_describe("apply", resource, name, namespace),
+            query=query,
+            body=json.dumps(obj),
+            content_type="application/apply-patch+yaml",
+        )
+
     def delete(
         self, resource: Resource, name: str, namespace: str = "", *, ignore_missing: bool = False
     ) -> dict[str, Any] | None:

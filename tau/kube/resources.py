@@ -44,7 +44,13 @@ PODS = Resource("", "v1", "pods", "Pod")
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)
+SERVICES = Resource("", "v1", "services", "Service")
+SECRETS = Resource("", "v1", "secrets", "Secret")
 JOBS = Resource("batch", "v1", "jobs", "Job")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+HORIZONTAL_POD_AUTOSCALERS = Resource(
+    "autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler"
+)
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False
@@ -56,6 +62,7 @@ CLUSTER_QUEUES = Resource(KUEUE_GROUP, "v1beta2", "clusterqueues", "ClusterQueue
 WORKLOADS = Resource(KUEUE_GROUP, "v1beta2", "workloads", "Workload")
 
 RAY_JOBS = Resource("ray.io", "v1", "rayjobs", "RayJob")
+RAY_SERVICES = Resource("ray.io", "v1", "rayservices", "RayService")
 
 TAU_GROUP = "tau.azure.com"
 TAU_VERSION = "v1alpha1"

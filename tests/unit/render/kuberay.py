@@ -1,4 +1,4 @@
-"""The KubeRay RayJob CRD schema, from the same pinned module the local control plane runs.
+"""KubeRay's RayJob and RayService CRD schemas, from the module the local control plane runs.
 
 The CRD YAML is read from the Go module cache (the version pinned by the local cluster's
 kuberay module, downloaded through the Go proxy on first use), never vendored. A
@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[3]
 MODULE_DIR = REPO / "hack/localcluster/modules/kuberay"
 MODULE = "github.com/ray-project/kuberay/ray-operator"
 CRD = "config/crd/bases/ray.io_rayjobs.yaml"
+RAYSERVICE_CRD = "config/crd/bases/ray.io_rayservices.yaml"
 
 
 def _go(*args: str) -> str:
@@ -54,19 +55,35 @@ def module_dir() -> Path:
 
 
 @functools.cache
-def rayjob_schema() -> dict[str, Any]:
+def crd_schema(path: str) -> dict[str, Any]:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    crd = yaml.load((module_dir() / CRD).read_text(), Loader=loader)
+    crd = yaml.load((module_dir() / path).read_text(), Loader=loader)
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     return version["schema"]["openAPIV3Schema"]
 
 
 @functools.cache
-def rayjob_validator() -> Any:
+def crd_validator(path: str) -> Any:
     """OpenAPI v3 CRD schemas are JSON-schema draft 4/7 compatible for validation purposes."""
     import jsonschema
 
-    return jsonschema.Draft7Validator(rayjob_schema())
+    return jsonschema.Draft7Validator(crd_schema(path))
+
+
+def rayjob_schema() -> dict[str, Any]:
+    return crd_schema(CRD)
+
+
+def rayjob_validator() -> Any:
+    return crd_validator(CRD)
+
+
+def rayservice_schema() -> dict[str, Any]:
+    return crd_schema(RAYSERVICE_CRD)
+
+
+def rayservice_validator() -> Any:
+    return crd_validator(RAYSERVICE_CRD)
 
 
 def pruned_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
