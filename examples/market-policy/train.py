@@ -123,7 +123,7 @@ def main() -> None:
     model = ActorCritic().to(run_on)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     val_obs, val_action, val_reward = (torch.from_numpy(a).to(run_on) for a in market(rng, 4096))
-    history = open(args.metrics, "w") if args.metrics else None
+    history: list[dict] = []
     for step in range(1, args.steps + 1):
         obs, action, reward = (torch.from_numpy(a).to(run_on) for a in market(rng, args.batch))
         logits, value = model(obs)
@@ -133,24 +133,29 @@ def main() -> None:
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        if history and (step % 100 == 0 or step == args.steps):
-            row = {"_step": step, "_timestamp": time.time(), "train/loss": float(loss)}
-            history.write(json.dumps(row) + "\n")
+        if step % 100 == 0 or step == args.steps:
+            history.append({"_step": step, "_timestamp": time.time(), "train/loss": float(loss)})
     with torch.no_grad():
         logits, value = model(val_obs)
         accuracy = float((logits.argmax(-1) == val_action).float().mean())
         rmse = float(torch.sqrt(nn.functional.mse_loss(value, val_reward)))
-    metrics = {"validation/policy_accuracy": round(accuracy, 6), "validation/value_rmse": round(rmse, 6)}
-    if history:
-        history.write(json.dumps({"_step": args.steps, "_timestamp": time.time(), **metrics}) + "\n")
-        history.close()
+    metrics = {
+        "validation/policy_accuracy": round(accuracy, 6),
+        "validation/value_rmse": round(rmse, 6),
+    }
+    history.append({"_step": args.steps, "_timestamp": time.time(), **metrics})
+    if args.metrics:
+        Path(args.metrics).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.metrics).write_text("".join(json.dumps(row) + "\n" for row in history))
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(export(model, metrics, args, run_on.type), indent=1, sort_keys=True)
     out.write_text(text + "\n")
     print(json.dumps({"output": str(out), **metrics}))
     if accuracy < 0.98 or rmse > 0.04:
-        raise SystemExit(f"quality gate failed: accuracy {accuracy:.4f} (>= 0.98), rmse {rmse:.4f} (<= 0.04)")
+        raise SystemExit(
+            f"quality gate failed: accuracy {accuracy:.4f} (>= 0.98), rmse {rmse:.4f} (<= 0.04)"
+        )
 
 
 if __name__ == "__main__":

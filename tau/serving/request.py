@@ -253,11 +253,16 @@ def checkpoint_request(request: DeployRequest) -> CheckpointRequest:
     run, artifact = request.from_finetune, ""
     if request.checkpoint_ref:
         run, artifact = parse_checkpoint_ref(request.checkpoint_ref)
+    model = request.from_model or request.model_ref
+    if model:
+        from tau.data.refs import parse_model
+
+        parse_model(model)  # a malformed reference fails before any cluster read
     return CheckpointRequest(
         path=request.checkpoint,
         finetune=run,
         artifact=artifact,
-        model=request.from_model or request.model_ref,
+        model=model,
         pvc=request.checkpoint_pvc or DEFAULT_PVC,
         pvc_explicit=bool(request.checkpoint_pvc),
     )

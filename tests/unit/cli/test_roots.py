@@ -70,3 +70,12 @@ def test_version_prints_the_version_and_short_prints_it_bare() -> None:
 
     assert __version__ in tau("version").stdout
     assert tau("version", "--short").stdout == f"{__version__}\n"
+
+
+def test_serve_is_registered_with_its_four_verbs() -> None:
+    assert "serve" in ROOTS
+    result = tau("serve", "--help")
+    assert result.returncode == 0
+    for verb in ("deploy", "status", "scale", "delete"):
+        assert verb in result.stdout
+    assert "workspace.connection.yaml" in result.stdout

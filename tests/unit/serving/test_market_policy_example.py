@@ -28,7 +28,9 @@ def tau(*args: str) -> subprocess.CompletedProcess[str]:
 
 def readme_command(verb: str) -> list[str]:
     text = (EXAMPLE / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", text, re.S) if f"tau serve {verb} " in b]
+    (block,) = [
+        b for b in re.findall(r"```bash\n(.*?)```", text, re.S) if f"tau serve {verb} " in b
+    ]
     line = " ".join(part.rstrip("\\").strip() for part in block.splitlines() if part.strip())
     return shlex.split(line)[1:]
 
@@ -123,7 +125,9 @@ def test_the_served_policy_is_the_exported_network(serve_module, tmp_path):
 def test_the_served_policy_refuses_foreign_exports_and_bad_observations(serve_module):
     with pytest.raises(ValueError, match="not a tau-market-policy/v1 export"):
         serve_module.Policy({"format": "onnx"})
-    policy = serve_module.Policy(export([[1, 0], [0, 1]], [0, 0], [[1, 0]] * 3, [0] * 3, [[1, 1]], [0]))
+    policy = serve_module.Policy(
+        export([[1, 0], [0, 1]], [0, 0], [[1, 0]] * 3, [0] * 3, [[1, 1]], [0])
+    )
     with pytest.raises(ValueError, match="observation must be 2 finite numbers"):
         policy.predict([1.0])
     with pytest.raises(ValueError, match="observation must be 2 finite numbers"):
