@@ -13,6 +13,10 @@ from pathlib import Path
 from tau import keys
 from tau.errors import UsageError
 
+# The workspace store: on the workspace's data PVC (mounted at /data in every cluster run),
+# written by the runs' offload sidecars and read by the Portal.
+WORKSPACE_STORE_PATH = "/data/.tau/expstore"
+
 ALL_OPTIONS = (
     "--store PATH",
     keys.ENV_EXP_STORE,

@@ -79,9 +79,10 @@ class MetricsOffload:
     history: tuple[str, ...]
     out: str
     source: str = "stellar-online"
-    interval: str = "10s"
-    remote_write_endpoint: str | None = None
+    interval: str = "2s"
     tags: tuple[tuple[str, str], ...] = ()
+    # An init container with restartPolicy: Always (Kubernetes >= 1.29); else a container.
+    native_sidecar: bool = True
 
 
 @dataclass(frozen=True)

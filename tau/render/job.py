@@ -14,6 +14,7 @@ from typing import Any
 from tau import keys
 from tau.render import command as cmd
 from tau.render import offload as metrics
+from tau.render import wrapper
 from tau.render.env import check_payload_value, container_env, storage_env
 from tau.render.errors import RenderError
 from tau.render.intent import Resources, RunIntent
@@ -134,16 +135,24 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
         mounts.append(mount)
 
     command = cmd.job_command(intent)
-    containers: list[dict[str, Any]] = []
     grace = TERMINATION_GRACE_SECONDS
+    if wrapper.needed(intent):
+        if command is None:
+            field = "metrics.offload.enabled" if intent.metrics_offload else "storage.publish"
+            raise RenderError(
+                f"{field} requires run.entrypoint: Tau wraps the entrypoint to record its exit "
+                "status and publish outputs, and cannot wrap the image's own command",
+                hint="set entrypoint in tau.yaml",
+            )
+        command = wrapper.wrap_command(intent, command)
+    sidecar = None
     if intent.metrics_offload is not None:
-        command = metrics.wrap_command(command, intent)
         volume, mount = metrics.runtime_volume()
         volumes.append(volume)
         mounts.append(mount)
-        sidecar = metrics.sidecar(intent, intent.metrics_offload)
-        sidecar["volumeMounts"] = user_mounts(intent) + sidecar["volumeMounts"]
-        containers.append(sidecar)
+        sidecar = metrics.sidecar(
+            intent, intent.metrics_offload, kind="Job", data_mounts=user_mounts(intent)
+        )
         grace += metrics.SHUTDOWN_GRACE_SECONDS
 
     main: dict[str, Any] = {"name": MAIN, "image": intent.image}
@@ -165,7 +174,6 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
     working_dir = _working_dir(intent)
     if working_dir:
         main["workingDir"] = working_dir
-    containers.insert(0, main)
 
     pod: dict[str, Any] = {"restartPolicy": "Never"}
     if intent.service_account:
@@ -176,7 +184,9 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
     apply_scheduling(pod, intent.placement, gpus=intent.gpus)
     if init_containers:
         pod["initContainers"] = init_containers
-    pod["containers"] = containers
+    pod["containers"] = [main]
+    if sidecar is not None:
+        metrics.place(pod, sidecar)
     if volumes:
         pod["volumes"] = volumes
     if intent.restricted:
@@ -211,10 +221,7 @@ def managed_env(intent: RunIntent) -> dict[str, str]:
         env[keys.ENV_MASTER_PORT] = str(cmd.C10D_PORT)
         if intent.multi_node or intent.processes_per_node > 1:
             env[keys.ENV_OMP_NUM_THREADS] = "1"
-    if intent.metrics_offload is not None:
-        env[keys.ENV_METRICS_SESSION_ID] = intent.metrics_offload.session_id
-        env[keys.ENV_METRICS_READY_FILE] = metrics.READY_FILE
-        env[keys.ENV_METRICS_DONE_FILE] = metrics.DONE_FILE
+    env.update(wrapper.handshake_env(intent))
     return env
 
 

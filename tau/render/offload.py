@@ -1,95 +1,123 @@
-"""The metrics offload sidecar: ships a run's metric history while it runs.
+"""The metrics offload sidecar: `taugrid-portal experiment offload metrics --watch` beside the run.
 
-The main container waits (bounded) for the sidecar's ready file, runs the entrypoint and
-writes its exit status to the done file; the sidecar then flushes and exits, so the Job
-completes without a native-sidecar feature gate and the recorded status is the workload's.
+It tails the run's JSONL history into the workspace store on the data PVC
+(`/data/.tau/expstore`) and records the attempt's provenance there, so a cluster run is in
+the same store the Portal reads. Where the cluster supports native sidecars it is an init
+container with `restartPolicy: Always`: started before the workload, restarted by the
+kubelet if it dies (its checkpoint on the runtime volume makes that duplicate-free), and
+stopped after it. Otherwise it is a second container that exits once the run is settled.
+The main container's wrapper (`tau.render.wrapper`) holds the other half of the handshake.
 """
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
-from tau.render.errors import RenderError
+from tau import keys
+from tau.evidence.location import WORKSPACE_STORE_PATH
+from tau.render import wrapper
 from tau.render.intent import MetricsOffload, RunIntent
+from tau.render.meta import redact_command
+from tau.render.metadata import image_digest
 from tau.render.volumes import METRICS_RUNTIME_PATH, METRICS_RUNTIME_VOLUME, empty_dir
 
 CONTAINER = "metrics-offload"
-READY_FILE = f"{METRICS_RUNTIME_PATH}/metrics-ready"
-DONE_FILE = f"{METRICS_RUNTIME_PATH}/metrics-done"
-COMPLETION_FILE = f"{METRICS_RUNTIME_PATH}/metrics-completion.json"
-READY_TIMEOUT_SECONDS = 120
-# Extra grace so the sidecar can flush after the main container is signalled.
-SHUTDOWN_GRACE_SECONDS = READY_TIMEOUT_SECONDS
+COMMAND = ["taugrid-portal", "experiment", "offload", "metrics"]
+RESOURCES = {
+    "requests": {"cpu": "100m", "memory": "256Mi"},
+    "limits": {"cpu": "1", "memory": "1Gi"},
+}
+# After SIGTERM the sidecar waits this long for the completion file, then settles the run.
+SHUTDOWN_WAIT_SECONDS = 60
+SHUTDOWN_GRACE_SECONDS = SHUTDOWN_WAIT_SECONDS + wrapper.HANDSHAKE_TIMEOUT_SECONDS
 
 
-def store_path(offload: MetricsOffload) -> str:
-    return f"{METRICS_RUNTIME_PATH}/metrics/{offload.session_id}/expstore"
-
-
-def wrap_command(command: list[str] | None, intent: RunIntent) -> list[str]:
-    if command is None:
-        raise RenderError(
-            "metrics.offload.enabled requires run.entrypoint so Tau can record the workload "
-            "exit status",
-            hint="set entrypoint in tau.yaml",
-        )
-    inner = shlex.join(command)
-    script = (
-        f"i=0; while [ ! -f {READY_FILE} ] && [ $i -lt {READY_TIMEOUT_SECONDS} ]; do "
-        f"sleep 1; i=$((i+1)); done\n"
-        f"[ -f {READY_FILE} ] || {{ echo 'tau: metrics offload sidecar never became ready' "
-        f">&2; echo 1 > {DONE_FILE}; exit 1; }}\n"
-        f"status=0; {inner} || status=$?\n"
-        f'echo "$status" > {DONE_FILE}; exit "$status"\n'
-    )
-    return ["bash", "-c", script]
-
-
-def sidecar(intent: RunIntent, offload: MetricsOffload) -> dict[str, Any]:
+def _args(intent: RunIntent, offload: MetricsOffload, kind: str) -> list[str]:
     experiment = intent.experiment
+    group = experiment.group or "default"
+    provenance = intent.provenance
     args = [
-        "--experiment",
-        experiment.experiment_id or "",
-        "--project",
-        experiment.project or "",
-        "--group",
-        experiment.group or "default",
-        "--session",
-        offload.session_id,
-        "--store",
-        store_path(offload),
+        "--watch",
         "--out",
         offload.out,
+        "--run",
+        intent.name,
+        "--project",
+        experiment.project or "",
+        "--experiment",
+        experiment.experiment_id or group,
+        "--group",
+        group,
         "--source",
         offload.source,
         "--interval",
         offload.interval,
         "--ready-file",
-        READY_FILE,
+        wrapper.READY_FILE,
         "--done-file",
-        DONE_FILE,
+        wrapper.DONE_FILE,
         "--completion-file",
-        COMPLETION_FILE,
+        wrapper.COMPLETION_FILE,
         "--baseline-existing-history",
-        "--status-artifact-uri",
-        f"{offload.out}/status.json",
+        "--shutdown-wait",
+        f"{SHUTDOWN_WAIT_SECONDS}s",
+        "--namespace",
+        intent.namespace,
+        "--kind",
+        kind,
+        "--config-hash",
+        provenance.config_hash,
     ]
+    optional = {
+        "--submission-id": provenance.submission_id,
+        "--attempt": dict(intent.env).get(keys.ENV_RETRY_ATTEMPT),
+        "--workspace": intent.workspace,
+        "--code-sha": provenance.code_sha,
+        "--image-digest": image_digest(intent.image),
+        "--tau-command": redact_command(provenance.tau_command) if provenance.tau_command else None,
+        "--result-uri": intent.output,
+    }
+    for flag, value in optional.items():
+        if value:
+            args += [flag, value]
     for history in offload.history:
         args += ["--history", history]
-    if offload.remote_write_endpoint:
-        args += ["--remote-write-endpoint", offload.remote_write_endpoint]
-    tags = dict(experiment.tags) | dict(offload.tags)
-    if intent.workspace:
-        tags |= {"tau_workspace": intent.workspace, "tau_namespace": intent.namespace}
-    for key, value in sorted(tags.items()):
+    for key, value in sorted((dict(experiment.tags) | dict(offload.tags)).items()):
         args += ["--tag", f"{key}={value}"]
-    return {
-        "name": CONTAINER,
-        "image": offload.image,
-        "args": args,
-        "volumeMounts": [{"name": METRICS_RUNTIME_VOLUME, "mountPath": METRICS_RUNTIME_PATH}],
+    return args
+
+
+def sidecar(
+    intent: RunIntent, offload: MetricsOffload, *, kind: str, data_mounts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": CONTAINER, "image": offload.image}
+    if intent.placement.image_pull_policy:
+        container["imagePullPolicy"] = intent.placement.image_pull_policy
+    if offload.native_sidecar:
+        container["restartPolicy"] = "Always"
+    container |= {
+        "command": list(COMMAND),
+        "args": _args(intent, offload, kind),
+        "env": [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": keys.ENV_EXP_STORE, "value": WORKSPACE_STORE_PATH},
+        ],
+        "resources": {kind: dict(values) for kind, values in RESOURCES.items()},
+        "volumeMounts": [
+            *data_mounts,
+            {"name": METRICS_RUNTIME_VOLUME, "mountPath": METRICS_RUNTIME_PATH},
+        ],
     }
+    return container
+
+
+def place(pod: dict[str, Any], container: dict[str, Any]) -> None:
+    """Native sidecars go last among the init containers; others beside the workload."""
+    if container.get("restartPolicy") == "Always":
+        pod.setdefault("initContainers", []).append(container)
+    else:
+        pod["containers"].append(container)
 
 
 def runtime_volume() -> tuple[dict[str, Any], dict[str, Any]]:

@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from tau import keys
-from tau.render import tune_driver
+from tau.render import offload as metrics
+from tau.render import tune_driver, wrapper
 from tau.render.env import DATA_DIR, HOT_DIR, STAGING_ROOT, container_env
 from tau.render.errors import RenderError
 from tau.render.intent import Resources, RunIntent
@@ -171,7 +172,7 @@ def _entrypoint(intent: RunIntent) -> str:
         run = f"python3 {SCRIPT_PATH}/{tune_driver.FILENAME}"
     else:
         run = f"python3 {SCRIPT_PATH}/{intent.script.name}"
-    return "\n".join(
+    header = "\n".join(
         [
             "set -eu",
             f"if [ -f {SCRIPT_PATH}/requirements.txt ]; then",
@@ -180,10 +181,12 @@ def _entrypoint(intent: RunIntent) -> str:
             "fi",
             'PATH="$(python3 -m site --user-base)/bin:$PATH"; export PATH',
             f"cd {DATA_DIR}",
-            f"exec {run}",
             "",
         ]
     )
+    if wrapper.needed(intent):
+        return header + wrapper.script(intent, run)
+    return header + f"exec {run}\n"
 
 
 def ray_env(intent: RunIntent) -> dict[str, str]:
@@ -330,10 +333,20 @@ def _finish(pod: dict[str, Any], intent: RunIntent) -> None:
 
 
 def _head_template(intent: RunIntent, annotations, env, payload) -> dict[str, Any]:
+    """The head runs the driver (HTTPMode), so the wrapper and the offload sidecar live here."""
     volumes, mounts = _volumes(intent)
     head_env = dict(env)
     if intent.staged_publish:
         head_env[keys.ENV_OUTPUT_STAGING_DIR] = f"{STAGING_ROOT}/{intent.name}"
+    offload = intent.metrics_offload
+    sidecar = None
+    if offload is not None:
+        volume, mount = metrics.runtime_volume()
+        volumes.append(volume)
+        data_mounts = [m for m in mounts if m["mountPath"] == DATA_DIR]
+        mounts = [*mounts, mount]
+        head_env.update(wrapper.handshake_env(intent))
+        sidecar = metrics.sidecar(intent, offload, kind="RayJob", data_mounts=data_mounts)
     container = _container(
         intent,
         "ray-head",
@@ -343,6 +356,9 @@ def _head_template(intent: RunIntent, annotations, env, payload) -> dict[str, An
     )
     container["ports"] = [{"name": name, "containerPort": port} for name, port in HEAD_PORTS]
     pod = _pod_spec(intent, [container], [_payload_init(intent, payload)], volumes)
+    if sidecar is not None:
+        metrics.place(pod, sidecar)
+        pod["terminationGracePeriodSeconds"] += metrics.SHUTDOWN_GRACE_SECONDS
     pod["affinity"] = SYSTEM_POOL_AFFINITY
     pod["tolerations"] = [dict(CRITICAL_ADDONS_TOLERATION)]
     _finish(pod, intent)

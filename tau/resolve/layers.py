@@ -10,13 +10,14 @@ recorded with its source so dry-run can show it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau import keys
+from tau import __version__, keys
 from tau.errors import UsageError, ValidationError
 from tau.render.intent import (
     Experiment,
@@ -44,9 +45,12 @@ PRIORITY_CLASS_BY_TIER = {"default": "taugrid-default", "priority": "taugrid-pri
 DEFAULT_OUTPUT_ROOT = "/data/checkpoints/workflows"
 DEFAULT_RAY_GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
 DEFAULT_RAY_CPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0"
+# This project's runtime image (Python, tau with the portal extra, Ray): the offload
+# sidecar's image when neither the run config nor the platform names one.
+DEFAULT_RUNTIME_IMAGE = f"mcr.microsoft.com/aks/ai-runtime/taugrid-runtime:{__version__}"
 DEFAULT_TTL_SECONDS = 28800
 DEFAULT_OFFLOAD_SOURCE = "stellar-online"
-DEFAULT_OFFLOAD_INTERVAL = "10s"
+DEFAULT_OFFLOAD_INTERVAL = "2s"
 
 PLACEHOLDER_NAMESPACE = "tau-unresolved-namespace"
 PLACEHOLDER_QUEUE = "tau-unresolved-local-queue"
@@ -878,18 +882,22 @@ class _Resolver:
         )
 
     def resolve_offload(self, output: str | None) -> MetricsOffload | None:
+        """The sidecar's settings; its image: the platform's, else the config's, else ours."""
         offload = self.get("metrics.offload")
         if not offload or not offload.enabled:
             return None
-        image = self._platform_or_file(
-            "metrics.offload.image", keys.ENV_METRICS_OFFLOAD_IMAGE, offload.image
-        )
-        if not image:
+        if self.env.get(keys.ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT):
             raise ValidationError(
-                f"metrics.offload.enabled requires {keys.ENV_METRICS_OFFLOAD_IMAGE} or "
-                "metrics.offload.image",
+                f"{keys.ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT} is set, but this build's "
+                "offloader writes only to the workspace store (remote write is not supported)",
+                hint=f"unset {keys.ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT}",
                 owner=PLATFORM,
             )
+        image = self._platform_or_file(
+            "metrics.offload.image", keys.ENV_METRICS_OFFLOAD_IMAGE, offload.image
+        ) or self.record(
+            "metrics.offload.image", DEFAULT_RUNTIME_IMAGE, self.default("runtime image")
+        )
         session = self.new_id()
         out = (
             self._platform_or_file("metrics.offload.out", keys.ENV_METRICS_OFFLOAD_OUT, offload.out)
@@ -897,14 +905,20 @@ class _Resolver:
         )
         source = self.env.get(keys.ENV_METRICS_OFFLOAD_SOURCE) or DEFAULT_OFFLOAD_SOURCE
         interval = self.env.get(keys.ENV_METRICS_OFFLOAD_INTERVAL) or DEFAULT_OFFLOAD_INTERVAL
+        history = tuple(
+            entry if entry.startswith("/") else posixpath.join(output or "/data", entry)
+            for entry in self.get("metrics.history") or ()
+        )
+        self.record(
+            "metrics.history", list(history), Source(Layer.DERIVED, "relative to storage.output")
+        )
         return MetricsOffload(
             image=image,
             session_id=session,
-            history=tuple(self.get("metrics.history") or ()),
+            history=history,
             out=out,
             source=source,
             interval=interval,
-            remote_write_endpoint=self.env.get(keys.ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT),
         )
 
     def _platform_or_file(self, dotted: str, env_name: str, value: str | None) -> str | None:

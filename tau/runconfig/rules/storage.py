@@ -52,8 +52,12 @@ class StorageRules(Base):
                         "storage.publish staged requires writable PVC output under /data "
                         "(set storage.data_pvc)",
                     )
-                if not job or self.nodes > 1:
-                    self.add(path, "storage.publish staged requires a single Job pod")
+                if job and self.nodes > 1:
+                    self.add(
+                        path,
+                        "storage.publish staged requires a single Job pod (or engine: rayjob, "
+                        "whose driver publishes)",
+                    )
         checkpoint = storage.checkpoint
         if checkpoint is not None:
             path = ("storage", "checkpoint")

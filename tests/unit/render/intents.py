@@ -155,6 +155,59 @@ def source_job() -> RunIntent:
     )
 
 
+def ray_stellar() -> RunIntent:
+    """The docs' portal-ray-stellar RayJob: offload sidecar on the head, staged publishing."""
+    output = "/data/projects/taugrid-default/runs/portal-ray-stellar"
+    return base(
+        name="portal-ray-stellar",
+        namespace="taugrid-default",
+        engine="rayjob",
+        launcher="python",
+        workers=1,
+        gpus_per_worker=1,
+        image="mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0",
+        resources=Resources(),
+        volumes=(PvcVolume("data", "blob-training"),),
+        output=output,
+        staged_publish=True,
+        publication_id="feedfacefeedfacefeedface",
+        workspace="taugrid-default",
+        experiment=Experiment(
+            project="portal-demo", experiment_id="ray-plus-stellar", group="default"
+        ),
+        provenance=Provenance(
+            config_hash="c0ffee" * 10 + "beef",
+            code_sha="0123456789abcdef0123456789abcdef01234567",
+            tau_command=("tau", "run", "--config", "examples/portal-ray-stellar/tau.yaml"),
+            submission_id="5ub5ub5ub5ub5ub5ub5ub5ub5ub5ub5u",
+        ),
+        metrics_offload=MetricsOffload(
+            image="registry.example.com/taugrid-portal@" + DIGEST,
+            session_id="0123456789abcdef01234567",
+            history=(f"{output}/metrics-history-attempt-0/*.jsonl",),
+            out="/var/run/tau/metrics-offload",
+        ),
+    )
+
+
+def offload_job_without_native_sidecars() -> RunIntent:
+    """Clusters before Kubernetes 1.29: the sidecar is a second container that exits itself."""
+    intent = quickstart_job()
+    return dataclasses.replace(
+        intent,
+        name="offload-legacy",
+        experiment=Experiment(project="vision", experiment_id="baseline", group="arm-a"),
+        env=(("TAU_RETRY_ATTEMPT", "1"),),
+        metrics_offload=MetricsOffload(
+            image="registry.example.com/taugrid-portal:0.1.0",
+            session_id="0123456789abcdef01234567",
+            history=("/data/checkpoints/workflows/quickstart/metrics.jsonl",),
+            out="/var/run/tau/metrics-offload",
+            native_sidecar=False,
+        ),
+    )
+
+
 FIXTURES = {
     "quickstart-job": quickstart_job,
     "torchrun-2x4": torchrun_2x4,
@@ -162,4 +215,6 @@ FIXTURES = {
     "ray-tune": ray_tune,
     "everything-job": everything_job,
     "source-job": source_job,
+    "ray-stellar": ray_stellar,
+    "offload-job-legacy-sidecar": offload_job_without_native_sidecars,
 }

@@ -12,6 +12,7 @@ from tau import keys
 from tau.render import RenderError, redact_secrets, render
 from tau.render.intent import Placement, SecretRef
 
+from . import intents
 from .intents import PLACEMENT, base, everything_job, quickstart_job, source_job
 from .schema import validate_rendered
 
@@ -253,19 +254,27 @@ def test_retry_env_is_user_settable():
     assert env[keys.ENV_RESUME_FROM] == "/data/checkpoints/finetunes/full"
 
 
-def test_metrics_offload_sidecar_and_done_file_wrapper():
+def flag(args: list[str], name: str) -> str:
+    return args[args.index(name) + 1]
+
+
+def test_metrics_offload_is_a_native_sidecar_running_the_offloader():
     job = job_of(everything_job())
     pod = job["spec"]["template"]["spec"]
-    sidecar = next(c for c in pod["containers"] if c["name"] == "metrics-offload")
+    assert [c["name"] for c in pod["containers"]] == ["main"]
+    sidecar = pod["initContainers"][-1]
+    assert (sidecar["name"], sidecar["restartPolicy"]) == ("metrics-offload", "Always")
+    assert sidecar["command"] == ["taugrid-portal", "experiment", "offload", "metrics"]
     args = sidecar["args"]
-    assert args[args.index("--experiment") + 1] == "ModernBERT FineWeb Round 1"
-    assert "--baseline-existing-history" in args
-    assert "--status-artifact-uri" in args
-    assert args[args.index("--done-file") + 1] == "/var/run/tau/metrics-done"
-    assert "tau_workspace=research" in args and "tau_namespace=research" in args
-    main = main_container(job)
-    assert "/var/run/tau/metrics-ready" in main["command"][2]
-    assert "> /var/run/tau/metrics-done" in main["command"][2]
+    assert "--watch" in args and "--baseline-existing-history" in args
+    assert flag(args, "--run") == "full"
+    assert flag(args, "--experiment") == "ModernBERT FineWeb Round 1"
+    assert (flag(args, "--workspace"), flag(args, "--namespace")) == ("research", "research")
+    assert flag(args, "--kind") == "Job"
+    assert flag(args, "--done-file") == "/var/run/tau/metrics-done"
+    assert flag(args, "--config-hash") == everything_job().provenance.config_hash
+    assert env_map(sidecar)[keys.ENV_EXP_STORE] == "/data/.tau/expstore"
+    assert {m["mountPath"] for m in sidecar["volumeMounts"]} == {"/data", "/var/run/tau"}
     assert pod["terminationGracePeriodSeconds"] > 600
     annotations = job["metadata"]["annotations"]
     assert annotations[keys.EXPERIMENT_SOURCE] == "stellar"
@@ -274,6 +283,25 @@ def test_metrics_offload_sidecar_and_done_file_wrapper():
     assert pod_annotations[keys.METRICS_SESSION_ID] == "feedfacefeedfacefeedface"
     assert pod_annotations[keys.STELLAR_EXPERIMENT_ID] == "ModernBERT FineWeb Round 1"
     validate_rendered(render(everything_job()))
+
+
+def test_the_main_container_runs_under_the_handshake_wrapper():
+    main = main_container(job_of(everything_job()))
+    command = main["command"]
+    assert command[:2] == ["/bin/sh", "-c"] and command[3] == "tau-wrapper"
+    assert command[4:6] == ["bash", "-c"]  # the entrypoint command, unchanged, as "$@"
+    env = env_map(main)
+    assert env[keys.ENV_METRICS_READY_FILE] == "/var/run/tau/metrics-ready"
+    assert env[keys.ENV_METRICS_COMPLETION_FILE] == "/var/run/tau/metrics-completion.json"
+    assert '"$TAU_METRICS_READY_FILE"' in command[2]
+
+
+def test_without_native_sidecars_the_offloader_is_a_second_container():
+    job = job_of(intents.offload_job_without_native_sidecars())
+    pod = job["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["main", "metrics-offload"]
+    assert "restartPolicy" not in pod["containers"][1]
+    assert flag(pod["containers"][1]["args"], "--attempt") == "1"
 
 
 def test_metrics_offload_without_entrypoint_is_refused():

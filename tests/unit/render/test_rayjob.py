@@ -12,6 +12,7 @@ from tau import keys
 from tau.render import RenderError, render
 from tau.render.intent import Resources
 
+from . import intents
 from .intents import base, ray_tune, rayjob_2x8
 from .schema import validate_rendered
 
@@ -196,3 +197,42 @@ def test_worker_and_gpu_bounds():
         render(base(engine="rayjob", launcher="ray-train", workers=0))
     with pytest.raises(RenderError, match="gpus_per_worker"):
         render(base(engine="rayjob", launcher="ray-train", gpus_per_worker=9))
+
+
+def head_pod(rayjob):
+    return rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+
+
+def test_the_offload_sidecar_runs_beside_the_driver_on_the_head():
+    (rayjob,) = render(intents.ray_stellar())
+    head = head_pod(rayjob)
+    sidecar = head["initContainers"][-1]
+    assert (sidecar["name"], sidecar["restartPolicy"]) == ("metrics-offload", "Always")
+    args = sidecar["args"]
+    assert args[args.index("--kind") + 1] == "RayJob"
+    assert args[args.index("--history") + 1] == (
+        "/data/projects/taugrid-default/runs/portal-ray-stellar/metrics-history-attempt-0/*.jsonl"
+    )
+    assert args[args.index("--submission-id") + 1] == "5ub5ub5ub5ub5ub5ub5ub5ub5ub5ub5u"
+    mounts = {m["mountPath"]: m["name"] for m in sidecar["volumeMounts"]}
+    assert mounts == {"/data": "data", "/var/run/tau": "tau-runtime"}
+    ray_head = head["containers"][0]
+    assert {m["mountPath"] for m in ray_head["volumeMounts"]} >= {"/data", "/var/run/tau"}
+    workers = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"]
+    assert all(c["name"] != "metrics-offload" for c in workers.get("initContainers", []))
+    annotations = rayjob["metadata"]["annotations"]
+    assert annotations[keys.STELLAR_EXPERIMENT_ID] == "ray-plus-stellar"
+    assert annotations[keys.STELLAR_GROUP_VALUE] == "default"
+
+
+def test_the_driver_entrypoint_publishes_staged_outputs_and_reports_completion():
+    (rayjob,) = render(intents.ray_stellar())
+    entrypoint = rayjob["spec"]["entrypoint"]
+    assert entrypoint.startswith("set -eu\n")
+    assert "set +e\n" in entrypoint and "exec python3" not in entrypoint
+    assert "python3 /script/train.py &" in entrypoint
+    assert "tau_publication=feedfacefeedfacefeedface" in entrypoint
+    assert "tau_complete succeeded workload-entrypoint-exit" in entrypoint
+    env = {e["name"]: e.get("value") for e in head_pod(rayjob)["containers"][0]["env"]}
+    assert env[keys.ENV_OUTPUT_STAGING_DIR] == "/mnt/tau-output/portal-ray-stellar"
+    assert env[keys.ENV_METRICS_DONE_FILE] == "/var/run/tau/metrics-done"

@@ -14,6 +14,7 @@ from .kuberay import pruned_fields, rayjob_schema, rayjob_validator
 RAY_FIXTURES = {
     "rayjob-2x8": intents.rayjob_2x8,
     "ray-tune": intents.ray_tune,
+    "ray-stellar": intents.ray_stellar,
     "ray-restricted": lambda: dataclasses.replace(intents.rayjob_2x8(), restricted=True),
 }
 

@@ -10,6 +10,7 @@ import yaml
 from tau import keys
 from tau.errors import UsageError, ValidationError
 from tau.resolve.layers import (
+    DEFAULT_RUNTIME_IMAGE,
     PLACEHOLDER_NAMESPACE,
     PLACEHOLDER_QUEUE,
     ConfigLayer,
@@ -237,6 +238,35 @@ def test_platform_env_overrides_the_offload_image(tmp_path):
     assert source(result, "metrics.offload.image").layer is Layer.ENV
     plain = resolve(config(tmp_path, text), workspace=WORKSPACE)
     assert plain.intent.metrics_offload.image == "registry.example.com/offload:1.0"
+
+
+OFFLOAD = (
+    "metrics:\n  history: [metrics-history-attempt-0/*.jsonl, /data/shared/extra.jsonl]\n"
+    "  offload:\n    enabled: true\n"
+    "experiment:\n  project: vision\n  name: exp\n"
+)
+
+
+def test_the_offload_image_falls_back_to_this_projects_runtime_image(tmp_path):
+    result = resolve(config(tmp_path, JOB + OFFLOAD), workspace=WORKSPACE)
+    assert result.intent.metrics_offload.image == DEFAULT_RUNTIME_IMAGE
+    assert source(result, "metrics.offload.image").layer is Layer.DEFAULT
+
+
+def test_relative_history_globs_resolve_under_the_output_directory(tmp_path):
+    result = resolve(config(tmp_path, JOB + OFFLOAD), workspace=WORKSPACE)
+    output = result.intent.output
+    assert output.startswith("/data/")
+    assert result.intent.metrics_offload.history == (
+        f"{output}/metrics-history-attempt-0/*.jsonl",
+        "/data/shared/extra.jsonl",
+    )
+
+
+def test_a_remote_write_endpoint_is_refused_rather_than_ignored(tmp_path):
+    env = {keys.ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT: "https://prometheus.example/write"}
+    with pytest.raises(ValidationError, match="remote write is not supported"):
+        resolve(config(tmp_path, JOB + OFFLOAD), workspace=WORKSPACE, env=env)
 
 
 def test_env_secret_is_recorded_without_its_reference(tmp_path):
