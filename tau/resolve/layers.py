@@ -36,6 +36,7 @@ from tau.render.intent import (
 )
 from tau.resolve.provenance import Layer, Source
 from tau.resolve.provenance import Provenance as ProvenanceTable
+from tau.runconfig.models import PLACEMENT_EQUIVALENT
 
 RESEARCHER = "researcher: tau.yaml"
 PLATFORM = "platform team"
@@ -70,6 +71,11 @@ PLACEMENT_TOPOLOGY = {
     "same-site": (keys.KUEUE_PODSET_REQUIRED_TOPOLOGY, keys.SITE),
 }
 _SHAPE_COUNT = re.compile(r"^(\d+)x")
+
+
+def _placement(value: str | None) -> str | None:
+    """One spelling per placement, so `same-host` agrees with a `single-node-nvlink` profile."""
+    return PLACEMENT_EQUIVALENT.get(value or "", value)
 
 
 # --- Layer inputs -----------------------------------------------------------------------------
@@ -559,7 +565,11 @@ class _Resolver:
         }
         for dotted, value in checks.items():
             mine = self.get(dotted)
-            if mine and value and mine != value:
+            if dotted == "policy.topology":
+                same = _placement(mine) == _placement(value)
+            else:
+                same = mine == value
+            if mine and value and not same:
                 raise ValidationError(
                     f"{dotted}={mine!r} conflicts with authoritative workload profile {name!r} "
                     f"value {value!r}",

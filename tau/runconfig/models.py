@@ -39,13 +39,27 @@ GPU_CLASS_ALIASES = {
     "h100-standalone-95gb": "h100-95gb",
     "h200-nvlink-141gb": "h200-141gb",
 }
-TOPOLOGIES = ("unconstrained", "same-host", "same-network-domain", "same-site")
-TOPOLOGY_ALIASES = {
-    "independent": "unconstrained",
-    "single-node-nvlink": "same-host",
-    "multi-node-nccl": "same-network-domain",
-    "elastic-workers": "unconstrained",
+# The docs' placement values first; the profile-placement spellings of newer upstream builds
+# are accepted as written (no warning: both are current somewhere). `PLACEMENT_EQUIVALENT`
+# says which spellings name the same placement when a config is compared with a profile.
+TOPOLOGIES = (
+    "independent",
+    "single-node-nvlink",
+    "multi-node-nccl",
+    "elastic-workers",
+    "unconstrained",
+    "same-host",
+    "same-network-domain",
+    "same-site",
+)
+TOPOLOGY_ALIASES: dict[str, str] = {}
+PLACEMENT_EQUIVALENT = {
+    "unconstrained": "independent",
+    "elastic-workers": "independent",
+    "same-host": "single-node-nvlink",
+    "same-network-domain": "multi-node-nccl",
 }
+UNCONSTRAINED_PLACEMENTS = ("independent", "elastic-workers", "unconstrained")
 LANES = ("eval", "training", "large-memory", "elastic")
 POLICY_MODES = ("fixed", "elastic")
 PRIORITY_TIERS = ("default", "priority")

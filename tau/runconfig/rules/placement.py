@@ -8,6 +8,7 @@ from tau.runconfig.models import (
     POLICY_MODES,
     PRIORITY_TIERS,
     TOPOLOGIES,
+    UNCONSTRAINED_PLACEMENTS,
     Policy,
 )
 from tau.runconfig.rules.base import (
@@ -104,11 +105,11 @@ class PlacementRules(Base):
         if lane == "elastic" and mode == "fixed":
             self.add(("policy", "lane"), "policy.lane elastic requires policy.mode elastic")
         elastic = mode == "elastic" or lane == "elastic"
-        if elastic and policy.topology not in (None, "unconstrained"):
+        if elastic and policy.topology not in (None, *UNCONSTRAINED_PLACEMENTS):
             self.add(
                 ("policy", "topology"),
                 f'policy.topology "{policy.topology}" cannot be used with elastic mode; elastic '
-                "runs need unconstrained placement",
+                "runs need independent or elastic-workers placement",
             )
         if gpu_class == "h200-141gb" and (
             (lane is not None and lane != "large-memory") or mode == "elastic"

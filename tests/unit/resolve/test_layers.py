@@ -355,3 +355,16 @@ def test_behaviour_switches_from_the_file_are_listed_with_their_line(tmp_path):
     assert str(source(result, "runtime.security.mode")).endswith("tau.yaml:7:5")
     assert result.provenance.value_of("storage.publish") == "staged"
     assert result.intent.restricted and result.intent.staged_publish
+
+
+@pytest.mark.parametrize("spelling", ["single-node-nvlink", "same-host"])
+def test_either_spelling_of_the_profile_placement_agrees_with_it(tmp_path, spelling):
+    text = JOB.replace("compute:\n  gpus: 0\n", "") + f"policy:\n  topology: {spelling}\n"
+    result = resolve(config(tmp_path, text), workspace=WORKSPACE, profile=PROFILE)
+    assert result.intent.placement.profile == "research.training.8x"
+
+
+def test_another_placement_than_the_profile_s_is_a_conflict(tmp_path):
+    text = JOB.replace("compute:\n  gpus: 0\n", "") + "policy:\n  topology: multi-node-nccl\n"
+    with pytest.raises(ValidationError, match=r"policy\.topology=.multi-node-nccl. conflicts"):
+        resolve(config(tmp_path, text), workspace=WORKSPACE, profile=PROFILE)

@@ -68,10 +68,18 @@ def test_gpu_class_is_normalised_and_legacy_aliases_warn(loads) -> None:
     assert loads("policy: {gpu_class: H100-80GB}\n").warnings == []
 
 
-def test_legacy_topology_values_migrate_with_a_warning(loads) -> None:
-    loaded = loads("policy: {topology: single-node-nvlink}\n")
-    assert loaded.config.policy.topology == "same-host"
-    assert loaded.warnings[0].path == "policy.topology"
+def test_the_docs_topology_values_are_current_and_never_warn(loads) -> None:
+    for value in ("independent", "single-node-nvlink", "multi-node-nccl", "elastic-workers"):
+        loaded = loads(f"policy: {{topology: {value}}}\n")
+        assert loaded.config.policy.topology == value
+        assert loaded.warnings == []
+
+
+def test_profile_placement_spellings_are_accepted_as_written(loads) -> None:
+    for value in ("unconstrained", "same-host", "same-network-domain", "same-site"):
+        loaded = loads(f"policy: {{topology: {value}}}\n")
+        assert loaded.config.policy.topology == value
+        assert loaded.warnings == []
 
 
 def test_experiment_title_is_deprecated_and_slugged(loads) -> None:
