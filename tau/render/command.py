@@ -14,7 +14,7 @@ from tau import keys
 from tau.render.errors import RenderError
 from tau.render.intent import RunIntent
 from tau.render.names import headless_service_name
-from tau.render.volumes import SOURCE_MOUNT_PATH
+from tau.render.volumes import PROJECT_MOUNT_PATH, SOURCE_MOUNT_PATH
 
 PY_TARGET = "/tmp/tau-entrypoint.py"
 SH_TARGET = "/tmp/run.sh"
@@ -51,7 +51,7 @@ def torchrun_prefix(intent: RunIntent) -> str:
 
 
 def script_env(intent: RunIntent) -> dict[str, str]:
-    if intent.script is None or intent.source is not None:
+    if intent.script is None or intent.source is not None or intent.project is not None:
         return {}
     encoded = base64.b64encode(intent.script.content).decode()
     return {keys.ENV_SCRIPT_B64: encoded, keys.ENV_SCRIPT_SRC: intent.script.name}
@@ -61,9 +61,13 @@ def job_command(intent: RunIntent) -> list[str] | None:
     """The container command, or None to keep the image's ENTRYPOINT/CMD."""
     flags = config_flags(intent.configs)
     torchrun = intent.launcher == "torchrun"
-    if intent.source is not None:
-        entry = intent.source_entrypoint or ""
-        path = f"{SOURCE_MOUNT_PATH}/{entry}"
+    if intent.source is not None or intent.project is not None:
+        if intent.project is not None:
+            entry = intent.project.entrypoint
+            path = f"{PROJECT_MOUNT_PATH}/{entry}"
+        else:
+            entry = intent.source_entrypoint or ""
+            path = f"{SOURCE_MOUNT_PATH}/{entry}"
         if torchrun:
             return ["bash", "-c", f"exec {torchrun_prefix(intent)} {shlex.quote(path)}{flags}"]
         runner = "python3 " if entry.lower().endswith(".py") else ""

@@ -24,6 +24,16 @@ class Script:
 
 
 @dataclass(frozen=True)
+class Project:
+    """`run.working_dir` packed: a deterministic zip whose single top directory is `project/`."""
+
+    archive: bytes
+    # The entrypoint's path inside the project directory.
+    entrypoint: str
+    files: int = 0
+
+
+@dataclass(frozen=True)
 class Resources:
     cpu_request: str | None = None
     memory_request: str | None = None
@@ -149,6 +159,7 @@ class RunIntent:
     # run.source: the entrypoint as a clean relative path inside the staged source tree.
     source: SourceImage | None = None
     source_entrypoint: str | None = None
+    project: Project | None = None
     configs: tuple[tuple[str, object], ...] = ()
     nodes: int = 1
     processes_per_node: int = 1

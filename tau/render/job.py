@@ -29,9 +29,11 @@ from tau.render.names import check_job_name, check_namespace, headless_service_n
 from tau.render.placement import apply_scheduling
 from tau.render.security import apply_restricted, profile_security
 from tau.render.volumes import (
+    PROJECT_MOUNT_PATH,
     SOURCE_MOUNT_PATH,
     hot_volume_and_mount,
     image_assets,
+    project_staging,
     pvc_volumes,
     shm_volume_and_mount,
     source_staging,
@@ -72,7 +74,9 @@ def render_job(intent: RunIntent) -> list[dict[str, Any]]:
 def _job_annotations(intent: RunIntent) -> dict[str, str | None]:
     """Payload digests (script content is not in the config hash) and torchrun topology."""
     annotations: dict[str, str | None] = {}
-    if intent.script is not None and intent.source is None:
+    if intent.project is not None:
+        annotations[keys.SCRIPT_PAYLOAD_DIGEST] = hashlib.sha256(intent.project.archive).hexdigest()
+    elif intent.script is not None and intent.source is None:
         annotations[keys.SCRIPT_PAYLOAD_DIGEST] = hashlib.sha256(intent.script.content).hexdigest()
     if intent.source is not None:
         annotations[keys.SOURCE_PAYLOAD_DIGEST] = image_digest(intent.source.image)
@@ -130,6 +134,11 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
     mounts += asset_mounts
     if intent.source is not None:
         init, volume, mount = source_staging(intent.source, intent.source_entrypoint or "")
+        init_containers.insert(0, init)
+        volumes.append(volume)
+        mounts.append(mount)
+    if intent.project is not None:
+        init, volume, mount = project_staging(intent)
         init_containers.insert(0, init)
         volumes.append(volume)
         mounts.append(mount)
@@ -252,6 +261,8 @@ def _working_dir(intent: RunIntent) -> str | None:
         return intent.working_dir
     if intent.source is not None:
         return SOURCE_MOUNT_PATH
+    if intent.project is not None:
+        return PROJECT_MOUNT_PATH
     if intent.data_mounted:
         return "/data"
     return None

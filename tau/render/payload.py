@@ -16,6 +16,10 @@ from tau import keys
 from tau.render.errors import RenderError
 
 PAYLOAD_MAX_BYTES = 64 * 1024
+PAYLOAD_RESOURCES = {
+    "requests": {"cpu": "10m", "memory": "32Mi"},
+    "limits": {"cpu": "250m", "memory": "128Mi"},
+}
 
 # Runs in the workload image with only the standard library.
 DECODER = (
@@ -28,6 +32,31 @@ DECODER = (
     "    with open(os.path.join(target,item['name']),'wb') as handle:\n"
     "        handle.write(base64.b64decode(item['data']))\n"
 )
+
+
+# Unpacks a `run.working_dir` archive (a zip with one top directory, `project/`) into the
+# target dir of a Job pod, refusing members that would land outside it.
+PROJECT_DECODER = (
+    "import base64,hashlib,io,os,stat,sys,zipfile\n"
+    f"raw=base64.b64decode(os.environ['{keys.ENV_PAYLOAD_B64}'])\n"
+    f"if hashlib.sha256(raw).hexdigest()!=os.environ['{keys.ENV_PAYLOAD_DIGEST}']:\n"
+    "    sys.exit('tau-project: digest mismatch; the Job was modified after rendering')\n"
+    f"target=os.path.realpath(os.environ['{keys.ENV_PAYLOAD_TARGET_DIR}'])\n"
+    "with zipfile.ZipFile(io.BytesIO(raw)) as archive:\n"
+    "    for info in archive.infolist():\n"
+    "        name=info.filename.split('/',1)[1] if '/' in info.filename else ''\n"
+    "        path=os.path.realpath(os.path.join(target,name))\n"
+    "        if not name or info.is_dir() or not path.startswith(target+os.sep):\n"
+    "            continue\n"
+    "        os.makedirs(os.path.dirname(path),exist_ok=True)\n"
+    "        with open(path,'wb') as handle:\n"
+    "            handle.write(archive.read(info))\n"
+    "        os.chmod(path,0o777 if (info.external_attr>>16)&stat.S_IXUSR else 0o666)\n"
+    "for root,dirs,_ in os.walk(target):\n"
+    "    for d in dirs:\n"
+    "        os.chmod(os.path.join(root,d),0o777)\n"
+)
+PROJECT_FILE = "_tau_project.zip"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 
 import yaml
@@ -27,7 +28,7 @@ from tau.render.metadata import (
     workload_labels,
 )
 from tau.render.names import check_namespace, check_rayjob_name
-from tau.render.payload import DECODER, build_payload
+from tau.render.payload import DECODER, PAYLOAD_RESOURCES, PROJECT_FILE, build_payload
 from tau.render.placement import gpu_tolerations, node_selector
 from tau.render.security import apply_restricted, profile_security
 from tau.render.volumes import (
@@ -48,10 +49,6 @@ _TAG_VERSION = re.compile(r"^(\d+\.\d+\.\d+)")
 
 DEFAULT_RESOURCES = Resources("2", "8Gi", "4", "16Gi")
 DEFAULT_GPU_WORKER_RESOURCES = Resources("8", "64Gi", "16", "128Gi")
-PAYLOAD_RESOURCES = {
-    "requests": {"cpu": "10m", "memory": "32Mi"},
-    "limits": {"cpu": "250m", "memory": "128Mi"},
-}
 HEAD_PORTS = (("metrics", 8080), ("gcs-server", 6379), ("dashboard", 8265), ("client", 10001))
 # Soft defaults: users may replace the NCCL ones only with execution.allow_nccl_override.
 RAY_DEFAULT_ENV = {
@@ -113,7 +110,10 @@ def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
     if intent.script is None:
         raise RenderError("engine: rayjob requires run.entrypoint", hint="set entrypoint")
 
-    files = {intent.script.name: intent.script.content}
+    if intent.project is not None:
+        files = {PROJECT_FILE: intent.project.archive}
+    else:
+        files = {intent.script.name: intent.script.content}
     if intent.launcher == "ray-tune":
         files[tune_driver.FILENAME] = tune_driver.SOURCE.encode()
     payload = build_payload(files)
@@ -131,8 +131,13 @@ def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
         "submissionMode": "HTTPMode",
         "entrypoint": _entrypoint(intent),
     }
+    runtime_env: dict[str, Any] = {}
+    if intent.project is not None:
+        runtime_env["working_dir"] = f"file://{SCRIPT_PATH}/{PROJECT_FILE}"
     if intent.pip:
-        spec["runtimeEnvYAML"] = yaml.safe_dump({"pip": list(intent.pip)}, sort_keys=False)
+        runtime_env["pip"] = list(intent.pip)
+    if runtime_env:
+        spec["runtimeEnvYAML"] = yaml.safe_dump(runtime_env, sort_keys=False)
     env = ray_env(intent)
     spec["rayClusterSpec"] = {
         "rayVersion": ray_version(intent.image),
@@ -167,23 +172,25 @@ def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
 
 
 def _entrypoint(intent: RunIntent) -> str:
+    """Ray runs this with /bin/sh; with a project the driver starts in its working_dir."""
     assert intent.script is not None
     if intent.launcher == "ray-tune":
         run = f"python3 {SCRIPT_PATH}/{tune_driver.FILENAME}"
+    elif intent.project is not None:
+        run = f"python3 {shlex.quote(intent.project.entrypoint)}"
     else:
         run = f"python3 {SCRIPT_PATH}/{intent.script.name}"
-    header = "\n".join(
-        [
-            "set -eu",
-            f"if [ -f {SCRIPT_PATH}/requirements.txt ]; then",
-            f"  python3 -m pip install -r {SCRIPT_PATH}/requirements.txt"
-            f" || python3 -m pip install --user -r {SCRIPT_PATH}/requirements.txt",
-            "fi",
-            'PATH="$(python3 -m site --user-base)/bin:$PATH"; export PATH',
-            f"cd {DATA_DIR}",
-            "",
-        ]
-    )
+    lines = [
+        "set -eu",
+        f"if [ -f {SCRIPT_PATH}/requirements.txt ]; then",
+        f"  python3 -m pip install -r {SCRIPT_PATH}/requirements.txt"
+        f" || python3 -m pip install --user -r {SCRIPT_PATH}/requirements.txt",
+        "fi",
+        'PATH="$(python3 -m site --user-base)/bin:$PATH"; export PATH',
+    ]
+    if intent.project is None:
+        lines.append(f"cd {DATA_DIR}")
+    header = "\n".join([*lines, ""])
     if wrapper.needed(intent):
         return header + wrapper.script(intent, run)
     return header + f"exec {run}\n"
@@ -221,7 +228,9 @@ def ray_env(intent: RunIntent) -> dict[str, str]:
             raise RenderError("execution.metric is required for launcher: ray-tune")
         assert intent.script is not None
         env |= {
-            keys.ENV_TUNE_TRAIN_PATH: f"{SCRIPT_PATH}/{intent.script.name}",
+            keys.ENV_TUNE_TRAIN_PATH: intent.project.entrypoint
+            if intent.project is not None
+            else f"{SCRIPT_PATH}/{intent.script.name}",
             keys.ENV_TUNE_METRIC: intent.tune.metric,
             keys.ENV_TUNE_MODE: intent.tune.mode,
             keys.ENV_TUNE_NUM_SAMPLES: str(intent.tune.num_samples),
@@ -376,7 +385,8 @@ def _worker_template(intent: RunIntent, annotations, env, payload) -> dict[str, 
         mounts,
     )
     container |= _probes(intent)
-    inits = [_payload_init(intent, payload)] if intent.launcher == "ray-tune" else []
+    shipped = intent.launcher == "ray-tune" or intent.project is not None
+    inits = [_payload_init(intent, payload)] if shipped else []
     pod = _pod_spec(intent, [container], inits, volumes)
     selector = node_selector(intent.placement, allow_clear=False)
     if selector:

@@ -7,11 +7,15 @@ a source tree) is copied by pinned init containers into emptyDirs.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from typing import Any
 
+from tau import keys
 from tau.render.env import DATA_DIR, HOT_DIR
 from tau.render.intent import ImageAsset, RunIntent, SourceImage
+from tau.render.payload import PAYLOAD_RESOURCES, PROJECT_DECODER
 
 HOT_VOLUME = "tau-hot"
 SHM_VOLUME = "dshm"
@@ -23,6 +27,9 @@ ASSET_STAGE_PATH = "/tau-asset"
 SOURCE_VOLUME = "tau-source"
 SOURCE_STAGE_PATH = "/tau-source"
 SOURCE_MOUNT_PATH = "/tau/source"
+PROJECT_VOLUME = "tau-project"
+PROJECT_STAGE_PATH = "/tau-project"
+PROJECT_MOUNT_PATH = "/tau/project"
 METRICS_RUNTIME_VOLUME = "tau-runtime"
 METRICS_RUNTIME_PATH = "/var/run/tau"
 
@@ -108,6 +115,26 @@ def source_staging(
         "volumeMounts": [{"name": SOURCE_VOLUME, "mountPath": SOURCE_STAGE_PATH}],
     }
     return init, empty_dir(SOURCE_VOLUME), {"name": SOURCE_VOLUME, "mountPath": SOURCE_MOUNT_PATH}
+
+
+def project_staging(intent: RunIntent) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The `tau-project` init container unpacking `run.working_dir`, its emptyDir, the mount."""
+    assert intent.project is not None
+    archive = intent.project.archive
+    init = {
+        "name": PROJECT_VOLUME,
+        "image": intent.image,
+        "command": ["python3", "-c", PROJECT_DECODER],
+        "env": [
+            {"name": keys.ENV_PAYLOAD_B64, "value": base64.b64encode(archive).decode()},
+            {"name": keys.ENV_PAYLOAD_DIGEST, "value": hashlib.sha256(archive).hexdigest()},
+            {"name": keys.ENV_PAYLOAD_TARGET_DIR, "value": PROJECT_STAGE_PATH},
+        ],
+        "resources": {kind: dict(values) for kind, values in PAYLOAD_RESOURCES.items()},
+        "volumeMounts": [{"name": PROJECT_VOLUME, "mountPath": PROJECT_STAGE_PATH}],
+    }
+    mount = {"name": PROJECT_VOLUME, "mountPath": PROJECT_MOUNT_PATH}
+    return init, empty_dir(PROJECT_VOLUME), mount
 
 
 def storage_mounts_annotation(intent: RunIntent) -> str | None:

@@ -25,6 +25,7 @@ from tau.render.intent import (
     MetricsOffload,
     Mount,
     Placement,
+    Project,
     Provenance,
     PvcVolume,
     Resources,
@@ -330,6 +331,7 @@ class _Resolver:
             ),
             script=self.resolve_script(),
             source=self.resolve_source(),
+            project=self.resolve_project(),
             source_entrypoint=self.model.entrypoint_value if self.get("run.source") else None,
             configs=self.resolve_configs(),
             nodes=nodes,
@@ -847,6 +849,21 @@ class _Resolver:
                 self.record("entrypoint", entry, self.file(dotted))
                 break
         return Script(path.name, content)
+
+    def resolve_project(self) -> Project | None:
+        working_dir = self.get("run.working_dir")
+        entrypoint = self.model.entrypoint_value
+        if not working_dir or not entrypoint:
+            return None
+        from tau.resolve.project import package
+
+        self.record("run.working_dir", working_dir, self.file("run.working_dir"))
+        return package(
+            self.config.path.parent,
+            working_dir,
+            entrypoint,
+            self.get("run.working_dir_excludes"),
+        )
 
     # --- environment, experiment, launchers -----------------------------------------------------
 

@@ -220,12 +220,6 @@ class EnvironmentRules(Base):
                 self.add(path, "run.ttl_seconds_after_finished requires engine: job")
         if run.working_dir is not None:
             path = ("run", "working_dir")
-            if self.engine == "job":
-                self.add(
-                    path,
-                    "run.working_dir is not supported with engine: job; use runtime.working_dir "
-                    "for a directory inside the image, or engine: rayjob to ship a local project",
-                )
             entrypoint = self.config.entrypoint_value
             if entrypoint and not entrypoint.startswith("/"):
                 root = posixpath.normpath(run.working_dir)

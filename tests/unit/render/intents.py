@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import tempfile
+from pathlib import Path
 
 from tau.render.intent import (
     Experiment,
@@ -10,6 +12,7 @@ from tau.render.intent import (
     MetricsOffload,
     Mount,
     Placement,
+    Project,
     Provenance,
     PvcVolume,
     Resources,
@@ -208,6 +211,35 @@ def offload_job_without_native_sidecars() -> RunIntent:
     )
 
 
+def _project(entry: str = "train.py") -> Project:
+    """A two-file project packed the way `run.working_dir` packs it."""
+    from tau.resolve.project import package
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "study"
+        root.mkdir()
+        (root / entry).write_text("from helpers import loss\nprint(loss(2))\n")
+        (root / "helpers.py").write_text("def loss(x):\n    return 1 / x\n")
+        return package(Path(tmp), "study", f"study/{entry}")
+
+
+def rayjob_working_dir() -> RunIntent:
+    """A RayJob whose entrypoint imports a sibling module shipped by run.working_dir."""
+    return dataclasses.replace(
+        rayjob_2x8(),
+        name="ray-project",
+        workers=1,
+        gpus_per_worker=0,
+        pip=(),
+        configs=(),
+        project=_project(),
+    )
+
+
+def job_working_dir() -> RunIntent:
+    return base(name="job-project", output="/data/out/job-project", project=_project())
+
+
 FIXTURES = {
     "quickstart-job": quickstart_job,
     "torchrun-2x4": torchrun_2x4,
@@ -217,4 +249,6 @@ FIXTURES = {
     "source-job": source_job,
     "ray-stellar": ray_stellar,
     "offload-job-legacy-sidecar": offload_job_without_native_sidecars,
+    "rayjob-working-dir": rayjob_working_dir,
+    "job-working-dir": job_working_dir,
 }

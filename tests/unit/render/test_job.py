@@ -394,3 +394,15 @@ def test_accounting_labels_from_policy():
     assert labels[keys.LANE] == "training"
     assert labels[keys.SHAPE] == "8xa100-80gb"
     assert labels[keys.TOPOLOGY] == "same-host"
+
+
+def test_run_working_dir_is_unpacked_beside_the_job_and_becomes_its_working_directory():
+    job = job_of(intents.job_working_dir())
+    pod = job["spec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    assert init["name"] == "tau-project" and init["command"][:2] == ["python3", "-c"]
+    main = main_container(job)
+    assert main["workingDir"] == "/tau/project"
+    assert main["command"] == ["bash", "-c", "exec python3 /tau/project/train.py"]
+    assert keys.ENV_SCRIPT_B64 not in env_map(main)
+    assert {"name": "tau-project", "mountPath": "/tau/project"} in main["volumeMounts"]

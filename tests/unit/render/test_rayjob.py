@@ -236,3 +236,20 @@ def test_the_driver_entrypoint_publishes_staged_outputs_and_reports_completion()
     env = {e["name"]: e.get("value") for e in head_pod(rayjob)["containers"][0]["env"]}
     assert env[keys.ENV_OUTPUT_STAGING_DIR] == "/mnt/tau-output/portal-ray-stellar"
     assert env[keys.ENV_METRICS_DONE_FILE] == "/var/run/tau/metrics-done"
+
+
+def test_run_working_dir_ships_as_ray_runtime_env_working_dir():
+    import yaml
+
+    (rayjob,) = render(intents.rayjob_working_dir())
+    spec = rayjob["spec"]
+    assert yaml.safe_load(spec["runtimeEnvYAML"]) == {
+        "working_dir": "file:///script/_tau_project.zip"
+    }
+    assert "cd /data" not in spec["entrypoint"]
+    assert spec["entrypoint"].endswith("exec python3 train.py\n")
+    head, worker = head_and_worker(rayjob)
+    for group in (head, worker):  # the zip must exist on every node that runs tasks
+        (init,) = group["template"]["spec"]["initContainers"]
+        envelope = json.loads(base64.b64decode(env_of(init)[keys.ENV_PAYLOAD_B64]))
+        assert [f["name"] for f in envelope["files"]] == ["_tau_project.zip"]

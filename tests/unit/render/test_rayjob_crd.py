@@ -15,6 +15,7 @@ RAY_FIXTURES = {
     "rayjob-2x8": intents.rayjob_2x8,
     "ray-tune": intents.ray_tune,
     "ray-stellar": intents.ray_stellar,
+    "rayjob-working-dir": intents.rayjob_working_dir,
     "ray-restricted": lambda: dataclasses.replace(intents.rayjob_2x8(), restricted=True),
 }
 
