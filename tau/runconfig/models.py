@@ -515,10 +515,13 @@ class RunConfig(Block):
 
     @property
     def launcher_value(self) -> str:
+        """The explicit launcher, else the engine's: a multi-node Job meets by torchrun."""
         launcher = self.execution.launcher if self.execution else None
         if launcher:
             return launcher
-        return "ray-train" if self.engine_value == "rayjob" else "python"
+        if self.engine_value == "rayjob":
+            return "ray-train"
+        return "torchrun" if self.execution and self.execution.nodes > 1 else "python"
 
     @property
     def is_managed_dispatch(self) -> bool:

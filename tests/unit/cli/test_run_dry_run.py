@@ -196,3 +196,20 @@ def test_checked_in_connection_descriptor_supplies_workspace_and_context(tmp_pat
     )
     assert conflicting.returncode == 2
     assert "workspace is ambiguous" in conflicting.stderr
+
+
+def test_two_job_nodes_without_a_launcher_render_torchrun_rendezvous(tmp_path, isolated):
+    (tmp_path / "train.py").write_text("print('rank')\n")
+    (tmp_path / "tau.yaml").write_text(
+        "name: ddp\nengine: job\nentrypoint: train.py\nimage: registry.example.com/t:1\n"
+        "compute:\n  gpus: 0\nexecution:\n  nodes: 2\n"
+    )
+    result = tau("run", "--dry-run=client", "-o", "json", cwd=tmp_path, env=isolated)
+    assert result.returncode == 0, result.stderr
+    service, job = json.loads(result.stdout)
+    assert service["metadata"]["name"] == "ddp-headless"
+    assert job["spec"]["completionMode"] == "Indexed"
+    assert (
+        "--rdzv-endpoint=ddp-0.ddp-headless:29500"
+        in job["spec"]["template"]["spec"]["containers"][0]["command"][2]
+    )

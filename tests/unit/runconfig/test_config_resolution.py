@@ -158,3 +158,9 @@ def test_metrics_offload_accepts_a_complete_config(loads) -> None:
         """
     )
     assert loaded.config.metrics.offload.enabled is True
+
+
+def test_a_multi_node_job_without_a_launcher_meets_by_torchrun(loads) -> None:
+    loaded = loads("name: ddp\nengine: job\nexecution:\n  nodes: 2\n")
+    assert loaded.config.launcher_value == "torchrun"
+    assert loads("name: one\nengine: job\n").config.launcher_value == "python"
