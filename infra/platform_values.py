@@ -55,6 +55,8 @@ class AdxWiring:
 @dataclass(frozen=True)
 class PlatformValues:
     workspace_namespace: str
+    cluster: str = ""
+    """The AKS name: the recorder's cluster (part of durable run ids)."""
     gpu: GpuQueue | None = None
     adx: AdxWiring | None = None
     overrides: Mapping[str, Any] | None = None
@@ -64,9 +66,10 @@ def taugrid_values(inputs: PlatformValues) -> dict[str, Any]:
     """The chart values for one stack, in the key layout of `charts/taugrid/values.schema.json`.
 
     Terraform's template also wrote Portal board wiring (workloadNamespace, source, cluster,
-    access, jobs scope, kusto, runHistory), recorder `cluster`/`schemaManagement` and
-    `tau-core-controller.tauCluster.defaultWorkloadProfileNamespace`; the chart does not accept
-    those keys (its schema rejects unknown keys), so they are added here when it does.
+    access, jobs scope, kusto, runHistory), recorder `schemaManagement` and
+    `tau-core-controller.tauCluster.defaultWorkloadProfileNamespace`. The Portal's scope is
+    left to the operator: its Role needs the workspace namespace, which this stack creates
+    only after the release (and its Kusto source is reserved in this chart).
     """
     values: dict[str, Any] = {
         "components": {"gpuMonitoring": {"enabled": inputs.gpu is not None}},
@@ -75,7 +78,10 @@ def taugrid_values(inputs: PlatformValues) -> dict[str, Any]:
     }
     if inputs.adx is not None and inputs.adx.recorder_client_id is not None:
         values["taugrid-core"]["lifecycleRecorder"] = _lifecycle_recorder(
-            inputs.workspace_namespace, inputs.adx.endpoint, inputs.adx.recorder_client_id
+            inputs.workspace_namespace,
+            inputs.cluster,
+            inputs.adx.endpoint,
+            inputs.adx.recorder_client_id,
         )
     if inputs.gpu is not None:
         values["gpu-monitoring"] = _gpu_monitoring(inputs.gpu)
@@ -115,13 +121,15 @@ def _portal(adx: AdxWiring | None) -> dict[str, Any]:
 
 
 def _lifecycle_recorder(
-    target_namespace: str, endpoint: str, recorder_client_id: str
+    target_namespace: str, cluster: str, endpoint: str, recorder_client_id: str
 ) -> dict[str, Any]:
     return {
         "enabled": True,
         # Its ServiceAccount is named after resourceName, the federated subject's name.
         "resourceName": RECORDER_SERVICE_ACCOUNT,
         "targetNamespace": target_namespace,
+        "cluster": cluster,
+        "workloadIdentity": {"enabled": True},
         "kusto": {"endpoint": endpoint, "database": ADX_METRICS_DATABASE, "table": LIFECYCLE_TABLE},
         "serviceAccount": {
             "annotations": {keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: recorder_client_id}

@@ -115,6 +115,7 @@ def platform_values(config: StackConfig, adx: AdxWiring | None = None) -> dict[s
     return taugrid_values(
         PlatformValues(
             workspace_namespace=config.workspace_namespace,
+            cluster=config.cluster_name,
             gpu=_gpu_queue(config),
             adx=adx,
             overrides=config.taugrid_values,

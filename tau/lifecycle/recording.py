@@ -116,9 +116,11 @@ class Recorder:
                 fields = rec.current(kind, obj, workloads.get((kind, meta.get("name", "")), []), [])
                 if fields["state"] == "failed" and kind == "Job":
                     fields = rec.current(
-                        kind, obj, workloads.get((kind, meta.get("name", "")), []),
+                        kind,
+                        obj,
+                        workloads.get((kind, meta.get("name", "")), []),
                         self._pods(meta.get("name", "")),
-                    )  # fmt: skip
+                    )
                 if (fields["state"], fields["reason"]) != (last["state"], last["reason"]):
                     last = rec.row(base, fields, at, version)
                     emitted.append(last)

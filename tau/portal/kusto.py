@@ -69,6 +69,13 @@ def lifecycle_kql(table: str = TABLE) -> str:
     )
 
 
+def lifecycle_script(table: str = TABLE) -> str:
+    """The same commands as one `.execute database script`, the body of the chart's adx-mon
+    ManagementCommand (charts/taugrid/charts/taugrid-core/files/lifecycle-schema.kql)."""
+    commands = [line for line in lifecycle_kql(table).splitlines() if not line.startswith("//")]
+    return ".execute database script <|\n" + "\n".join(commands).strip() + "\n"
+
+
 def ingest_endpoint(endpoint: str) -> str:
     """ADX's ingestion (data management) endpoint: `https://ingest-<cluster>...`."""
     parts = urlsplit(endpoint.rstrip("/"))

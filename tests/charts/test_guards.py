@@ -134,6 +134,35 @@ GUARDS = {
         ["taugrid-core.lifecycleRecorder.enabled=true"],
         "lifecycleRecorder.targetNamespace is required",
     ),
+    "lifecycle recorder without a sink": (
+        [
+            "taugrid-core.lifecycleRecorder.enabled=true",
+            "taugrid-core.lifecycleRecorder.targetNamespace=research",
+            "taugrid-core.lifecycleRecorder.cluster=aks-1",
+        ],
+        "lifecycleRecorder needs a sink",
+    ),
+    "lifecycle recorder to ADX without workload identity": (
+        [
+            "taugrid-core.lifecycleRecorder.enabled=true",
+            "taugrid-core.lifecycleRecorder.targetNamespace=research",
+            "taugrid-core.lifecycleRecorder.cluster=aks-1",
+            "taugrid-core.lifecycleRecorder.kusto.endpoint=https://adx.example",
+        ],
+        "needs workloadIdentity.enabled=true",
+    ),
+    "Portal KueueViz proxy (reserved)": (
+        ["taugrid-core.portal.kueueviz.enabled=true"],
+        "portal.kueueviz.enabled is reserved",
+    ),
+    "Portal Kusto source (reserved)": (
+        ["taugrid-core.portal.source=kusto"],
+        "portal.source kusto and portal.kusto.endpoint are reserved",
+    ),
+    "Portal workspace-scoped Jobs board without a namespace": (
+        ["taugrid-core.portal.jobs.scopeMode=workspace"],
+        "scopeMode workspace needs portal.workloadNamespace",
+    ),
 }
 
 
@@ -182,6 +211,11 @@ def test_enabled_dependency_that_is_not_vendored_fails_with_the_vendoring_hint(r
 def test_values_schema_rejects_an_unknown_mode(render):
     with pytest.raises(RenderError, match="managementMode"):
         render("tau-core-controller.tauCluster.managementMode=Sometimes")
+
+
+def test_values_schema_rejects_an_unknown_portal_jobs_scope_mode(render):
+    with pytest.raises(RenderError, match="scopeMode"):
+        render("taugrid-core.portal.jobs.scopeMode=everyone")
 
 
 def test_values_schema_rejects_a_misspelt_key(render):

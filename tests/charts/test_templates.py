@@ -246,30 +246,164 @@ def test_quota_guard_is_fail_closed_and_narrow(render):
     }
 
 
-def test_portal_is_on_in_the_distribution_with_read_only_rbac(render):
-    objects = render()
-    portal = _one(objects, "Deployment", "tau-portal")
-    assert portal["metadata"]["labels"]["app.kubernetes.io/component"] == "portal"
-    role = _one(objects, "ClusterRole", "tau-portal-tau-system-reader")
-    verbs = {verb for rule in role["rules"] for verb in rule["verbs"]}
-    assert verbs == {"get", "list", "watch"}
+PORTAL_VALUES = (
+    "taugrid-core.portal.cluster=aks-1",
+    "taugrid-core.portal.workspace=shared-research",
+    "taugrid-core.portal.workloadNamespace=research",
+    "taugrid-core.portal.jobs.scopeMode=workspace",
+    "taugrid-core.portal.runHistory.enabled=true",
+    "taugrid-core.portal.storeClaim=taugrid-store",
+)
+
+
+def _portal_rules(objects) -> list[tuple[str, str, dict]]:
+    return [
+        (o["kind"], o["metadata"].get("namespace", ""), rule)
+        for o in objects
+        if o["kind"] in ("Role", "ClusterRole")
+        and o["metadata"]["labels"].get("app.kubernetes.io/component") == "portal"
+        for rule in o["rules"]
+    ]
+
+
+def test_portal_container_runs_portal_serve_with_the_documented_values(render):
+    objects = render(*PORTAL_VALUES)
+    deployment = _one(objects, "Deployment", "tau-portal")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["taugrid-portal", "portal", "serve"]
+    args = container["args"]
+    for flag in (
+        "--addr=0.0.0.0:8080",
+        "--workspace=shared-research",
+        "--cluster=aks-1",
+        "--namespace=research",
+        "--jobs-scope-mode=workspace",
+        "--run-history-enabled",
+        "--source=local",
+        "--allow-host=tau-portal.tau-system.svc",
+        "--store=/var/lib/taugrid/store",
+    ):
+        assert flag in args
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["store"]["persistentVolumeClaim"]["claimName"] == "taugrid-store"
+    assert _one(objects, "Service", "tau-portal")["spec"]["type"] == "ClusterIP"
     assert not [o for o in render("taugrid-core.portal.enabled=false") if o["kind"] == "Service"]
 
 
-def test_lifecycle_recorder_role_is_exactly_four_read_only_rules(render):
+def test_portal_rbac_is_read_only_least_privilege_and_never_secrets(render):
+    rules = _portal_rules(render(*PORTAL_VALUES))
+    assert {verb for _, _, rule in rules for verb in rule["verbs"]} <= {"get", "list", "watch"}
+    assert not [r for _, _, r in rules if "secrets" in r["resources"] or "*" in r["resources"]]
+    cluster_wide = {res for kind, _, r in rules if kind == "ClusterRole" for res in r["resources"]}
+    assert cluster_wide == {"nodes", "admissionchecks", "clusterqueues"}
+    namespaced = {(ns, res) for kind, ns, r in rules if kind == "Role" for res in r["resources"]}
+    assert {ns for ns, _ in namespaced} == {"research"}
+    assert {res for _, res in namespaced} == {
+        "jobs",
+        "rayjobs",
+        "pods",
+        "events",
+        "pods/log",
+        "resourceclaims",
+        "workloads",
+        "localqueues",
+        "localqueues/pendingworkloads",
+    }
+    default = {res for _, _, r in _portal_rules(render()) for res in r["resources"]}
+    assert default == {"nodes", "admissionchecks"}, "no workspace: only the cluster reads used"
+
+
+def test_portal_operator_scopes_grant_only_the_reviewed_queue_namespaces(render):
     objects = render(
-        "taugrid-core.lifecycleRecorder.enabled=true",
-        "taugrid-core.lifecycleRecorder.targetNamespace=research",
-        "taugrid-core.lifecycleRecorder.kusto.endpoint=https://adx.example",
-        "taugrid-core.lifecycleRecorder.serviceAccount.annotations.azure\\.workload\\.identity/client-id=abc",
+        "taugrid-core.portal.jobs.scopeMode=operator",
+        "taugrid-core.portal.jobs.operatorScopes[0]=vision=team-a/gpu",
     )
+    namespaced = {
+        (ns, res)
+        for kind, ns, r in _portal_rules(objects)
+        if kind == "Role"
+        for res in r["resources"]
+    }
+    assert namespaced == {
+        ("team-a", "workloads"),
+        ("team-a", "localqueues"),
+        ("team-a", "localqueues/pendingworkloads"),
+    }
+    args = _one(objects, "Deployment", "tau-portal")["spec"]["template"]["spec"]["containers"][0]
+    assert "--jobs-operator-scope=vision=team-a/gpu" in args["args"]
+
+
+def test_portal_pod_uses_workload_identity_when_its_service_account_names_a_client(render):
+    objects = render(
+        "taugrid-core.portal.serviceAccount.annotations.azure\\.workload\\.identity/client-id=abc"
+    )
+    labels = _one(objects, "Deployment", "tau-portal")["spec"]["template"]["metadata"]["labels"]
+    assert labels["azure.workload.identity/use"] == "true"
+    plain = _one(render(), "Deployment", "tau-portal")["spec"]["template"]["metadata"]["labels"]
+    assert "azure.workload.identity/use" not in plain
+
+
+RECORDER = (
+    "taugrid-core.lifecycleRecorder.enabled=true",
+    "taugrid-core.lifecycleRecorder.targetNamespace=research",
+    "taugrid-core.lifecycleRecorder.cluster=aks-1",
+    "taugrid-core.lifecycleRecorder.workspaceId=shared-research",
+    "taugrid-core.lifecycleRecorder.storeClaim=taugrid-store",
+)
+
+
+def test_lifecycle_recorder_writes_the_store_with_a_metadata_only_role(render):
+    objects = render(*RECORDER)
     role = _one(objects, "Role", "tau-lifecycle-recorder")
     assert role["metadata"]["namespace"] == "research"
     assert [(r["resources"], r["verbs"]) for r in role["rules"]] == [
         (["jobs"], ["get", "list", "watch"]),
-        (["pods"], ["get", "list", "watch"]),
         (["rayjobs"], ["get", "list", "watch"]),
         (["workloads"], ["get", "list", "watch"]),
+    ]
+    container = _one(objects, "Deployment", "tau-lifecycle-recorder")["spec"]["template"]["spec"][
+        "containers"
+    ][0]
+    assert container["command"] == ["tau", "run", "history", "record"]
+    assert {
+        "--namespace=research",
+        "--cluster=aks-1",
+        "--workspace-id=shared-research",
+        "--store=/var/lib/taugrid/store",
+    } <= set(container["args"])
+    assert not [a for a in container["args"] if a.startswith("--kusto")]
+
+
+def test_lifecycle_recorder_to_adx_with_schema_management(render):
+    from tau.portal.kusto import lifecycle_script
+
+    objects = render(
+        *RECORDER,
+        "taugrid-core.lifecycleRecorder.kusto.endpoint=https://adx.westus.kusto.windows.net",
+        "taugrid-core.lifecycleRecorder.workloadIdentity.enabled=true",
+        "taugrid-core.lifecycleRecorder.serviceAccount.annotations.azure\\.workload\\.identity/client-id=abc",
+        "taugrid-core.lifecycleRecorder.schemaManagement.enabled=true",
+        "taugrid-core.lifecycleRecorder.schemaManagement.namespace=adx-mon",
+    )
+    deployment = _one(objects, "Deployment", "tau-lifecycle-recorder")
+    assert deployment["spec"]["template"]["metadata"]["labels"]["azure.workload.identity/use"] == (
+        "true"
+    )
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--kusto-endpoint=https://adx.westus.kusto.windows.net" in args
+    command = _one(objects, "ManagementCommand", "taugrid-lifecycle-schema")
+    assert command["metadata"]["namespace"] == "adx-mon"
+    assert command["spec"]["database"] == "Metrics"
+    assert command["spec"]["body"] == lifecycle_script(), "the chart ships the generated KQL"
+    schema_role = _one(objects, "Role", "tau-lifecycle-recorder-schema")
+    assert schema_role["rules"] == [
+        {
+            "apiGroups": ["adx-mon.azure.com"],
+            "resources": ["managementcommands"],
+            "resourceNames": ["taugrid-lifecycle-schema"],
+            "verbs": ["get", "list", "watch"],
+        }
     ]
 
 

@@ -491,6 +491,8 @@ def test_platform_values_wire_adx_and_the_workload_identities(runs):
         "enabled": True,
         "resourceName": "tau-lifecycle-recorder",
         "targetNamespace": "taugrid-default",
+        "cluster": "taugrid-ci-preview",
+        "workloadIdentity": {"enabled": True},
         "kusto": {"endpoint": endpoint, "database": "Metrics", "table": "TauExpRunLifecycle"},
         "serviceAccount": {
             "annotations": {

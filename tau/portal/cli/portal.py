@@ -35,8 +35,7 @@ def portal() -> None:
     "--namespace",
     "namespaces",
     multiple=True,
-    required=True,
-    help="Workspace namespace whose runs the Portal shows (repeatable).",
+    help="Workspace namespace whose runs the Portal shows (repeatable; none: Runs is 503).",
 )
 @click.option("--workspace", default="default", show_default=True, help="Workspace name served.")
 @click.option("--cluster", default="", help="Cluster name shown and stamped on durable ids.")

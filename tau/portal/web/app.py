@@ -88,7 +88,7 @@ class Portal:
             "name": c.workspace,
             "cluster": c.cluster,
             "team": "",
-            "namespace": c.namespaces[0],
+            "namespace": c.namespaces[0] if c.namespaces else "",
             "namespaces": list(c.namespaces),
             "localQueue": "",
             "resultScope": c.workspace,
@@ -120,6 +120,11 @@ class Portal:
     # -- boards --------------------------------------------------------------------------
 
     def runs_board(self, **filters: Any) -> dict[str, Any]:
+        if not self.config.namespaces:
+            raise BoardUnavailable(
+                "no workspace namespace is configured: pass -n/--namespace "
+                "(owner: platform operator, portal.workloadNamespace)"
+            )
         board = runs.board(
             lambda ns: self.cache.items(JOBS, ns) + self.cache.items(RAY_JOBS, ns),
             self.config.namespaces,
@@ -209,15 +214,15 @@ class Portal:
         }
 
     def overview(self) -> dict[str, Any]:
-        board = self.runs_board(limit=0)
-        counts: dict[str, int] = {}
-        for row in runs.board(
+        board = runs.board(
             lambda ns: self.cache.items(JOBS, ns) + self.cache.items(RAY_JOBS, ns),
             self.config.namespaces,
             self.memo,
-            None,
+            self.history,
             limit=10**9,
-        )["runs"]:
+        )
+        counts: dict[str, int] = {}
+        for row in board["runs"]:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         node_board = nodes.board(self.cache.items(NODES))
         return {

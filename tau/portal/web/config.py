@@ -55,11 +55,6 @@ class PortalConfig:
     max_runs: int = 200
 
     def __post_init__(self) -> None:
-        if not self.namespaces:
-            raise UsageError(
-                "the Portal needs at least one workspace namespace: pass -n/--namespace",
-                owner="platform operator (portal.workloadNamespace)",
-            )
         if self.jobs_scope_mode not in JOBS_SCOPE_MODES:
             raise UsageError(
                 f"--jobs-scope-mode {self.jobs_scope_mode!r} must be one of "

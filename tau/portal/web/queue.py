@@ -153,6 +153,11 @@ class Visibility:
                 body = self.kube.request(
                     "GET", path, what=f"read pending workloads of {namespace}/{queue}"
                 )
+            except NotFoundError as error:
+                if error.resource_missing:
+                    self.version, self.state = "", f"unavailable: {error.one_line()}"
+                    return
+                continue  # that LocalQueue does not exist (yet)
             except AuthorizationError as error:
                 self.state = f"forbidden: {error.one_line()}"
                 return

@@ -252,8 +252,8 @@ def test_stellar_tui_refuses_out_instead_of_ignoring_it(capsys, demo_store: Path
 
 
 def test_portal_serve_usage_errors_are_one_line_naming_the_flag(capsys) -> None:
-    code, _, err = portal(capsys, "portal", "serve")
-    assert code == 2 and "--namespace" in err
+    code, _, err = portal(capsys, "portal", "serve", "--jobs-scope-mode", "all")
+    assert code == 2 and "--jobs-scope-mode" in err
     code, _, err = portal(
         capsys, "portal", "serve", "-n", "team-a", "--jobs-scope-mode", "operator"
     )

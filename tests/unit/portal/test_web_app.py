@@ -97,6 +97,12 @@ def test_operator_scopes_parse_and_reject_malformed_text() -> None:
     with pytest.raises(UsageError) as bad_mode:
         PortalConfig(namespaces=(NS,), jobs_scope_mode="everything")
     assert "portal.jobs.scopeMode" in bad_mode.value.one_line()
-    with pytest.raises(UsageError) as no_namespace:
-        PortalConfig(namespaces=())
-    assert "portal.workloadNamespace" in no_namespace.value.one_line()
+
+
+def test_without_a_workspace_namespace_runs_are_503_and_nodes_still_serve() -> None:
+    http = client(portal(PortalConfig(namespaces=()), []))
+    response = http.get("/api/portal/runs")
+    assert response.status_code == 503
+    assert "portal.workloadNamespace" in response.json()["reason"]
+    assert http.get("/api/portal/nodes").status_code == 200
+    assert http.get("/api/portal/overview").json()["runs"]["total"] == 0

@@ -7,7 +7,6 @@ import sqlite3
 from pathlib import Path
 
 from tau.evidence import init_experiment, lifecycle
-from tau.kube.informer import matches
 from tau.lifecycle import status as lifecycle_status
 from tau.lifecycle.snapshot import Snapshot
 from tau.lifecycle.target import Target
@@ -314,16 +313,6 @@ def test_nodes_board_lists_gpu_nodes_with_placement_labels_and_gpu_health() -> N
     assert health["NvidiaSmiProblem"] == "unknown", "never reported is not healthy"
     assert row["gpuProblems"] == ["GPUECCErrors"] and not row["gpuHealthy"]
     assert nodes.board([gpu, cpu], gpu_only=False)["total"] == 2
-
-
-def test_label_selectors_match_like_the_api_server() -> None:
-    labels = {"job-name": "a", "tau.azure.com/job": "a"}
-    assert matches(labels, "job-name=a")
-    assert matches(labels, "job-name==a,tau.azure.com/job")
-    assert not matches(labels, "job-name=b")
-    assert not matches(labels, "job-name!=a")
-    assert not matches(labels, "!job-name")
-    assert matches(labels, "")
 
 
 def _contents(store: Path) -> dict[Path, bytes]:
