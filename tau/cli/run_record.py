@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import click
@@ -94,6 +95,8 @@ def record(
     )
     if health_addr and not once:
         serve_health(recorder, health_addr)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: recorder.stop())
     click.echo(
         f"recording {namespace} (cluster {cluster}) to {', '.join(s.name for s in sinks)}",
         err=True,

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from tau.errors import TauError
 from tau.kube import KubeClient, KubeError
-from tau.kube.informer import SYNCED, ObjectCache
+from tau.kube.informer import MISSING, SYNCED, ObjectCache
 from tau.kube.resources import JOBS, PODS, RAY_JOBS, WORKLOADS
 from tau.lifecycle import recorder as rec
 from tau.lifecycle.runs import is_tau
@@ -70,6 +70,7 @@ class Recorder:
         self.pending: list[dict[str, Any]] = []
         self.last_error = ""
         self.written = 0
+        self._stop = threading.Event()
 
     # -- one pass ------------------------------------------------------------------------
 
@@ -126,7 +127,8 @@ class Recorder:
                     emitted.append(last)
                 self.last[durable] = last
         if all(
-            self.cache.informer(r, self.scope.namespace).state == SYNCED for r in (JOBS, RAY_JOBS)
+            self.cache.informer(r, self.scope.namespace).state in (SYNCED, MISSING)
+            for r in (JOBS, RAY_JOBS)
         ):
             for durable in [d for d in self.last if d not in seen]:
                 gone = rec.deleted(self.last[durable], at)
@@ -166,11 +168,15 @@ class Recorder:
     # -- the daemon ------------------------------------------------------------------------
 
     def ready(self) -> bool:
-        synced = all(i.state == SYNCED for i in self.cache.informers.values())
+        synced = all(i.state in (SYNCED, MISSING) for i in self.cache.informers.values())
         return synced and not self.pending
 
-    def run(self, *, once: bool = False, stop: threading.Event | None = None) -> int:
-        stop = stop or threading.Event()
+    def stop(self) -> None:
+        """Finish the current pass, write what is pending, and return from `run`."""
+        self._stop.set()
+        self.changed.set()
+
+    def run(self, *, once: bool = False) -> int:
         self.seed()
         self.cache.start()
         try:
@@ -190,8 +196,8 @@ class Recorder:
                 if once:
                     return 0 if flushed else 1
                 self.changed.wait(self.interval)
-                if stop.is_set():
-                    return 0
+                if self._stop.is_set():
+                    return 0 if self.flush() else 1
                 time.sleep(0.2)  # coalesce a burst of watch events into one pass
         finally:
             self.cache.stop()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
+
 from tau.evidence import init_experiment, lifecycle
 from tau.kube import KubeClient
 from tau.kube.informer import SYNCED
@@ -190,3 +192,29 @@ def test_jobs_owned_by_a_rayjob_and_untagged_jobs_are_not_runs(tmp_path: Path) -
         "RayJob",
         "Workload",
     }
+
+
+def test_health_is_alive_and_readiness_waits_for_pending_rows(tmp_path: Path) -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    from tau.lifecycle.recording import serve_health
+
+    made = _recorder(tmp_path / "missing-store", [_tau(_snap("over-quota")["job"])])
+    server = serve_health(made, "127.0.0.1:0")
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with urllib.request.urlopen(f"{base}/healthz") as answer:
+            assert json.loads(answer.read()) == {"status": "ok"}
+        with urllib.request.urlopen(f"{base}/readyz") as answer:
+            assert json.loads(answer.read())["ready"] is True
+        made.observe()
+        made.flush()
+        with pytest.raises(urllib.error.HTTPError) as waiting:
+            urllib.request.urlopen(f"{base}/readyz")
+        body = json.loads(waiting.value.read())
+        assert waiting.value.code == 503 and body["pending"] == 2
+        assert "does not exist" in body["lastError"]
+    finally:
+        server.shutdown()
