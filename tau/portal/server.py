@@ -179,6 +179,57 @@ def create_app(config: ServerConfig) -> FastAPI:
             store, query.RunQuery(experiment=experiment_id, limit=config.max_runs)
         )
 
+    @app.get("/api/v2/stellar/search")
+    def search(
+        q: str = "",
+        target: str = "",
+        project: str = "",
+        group: str = "",
+        experiment: str = "",
+        state: str = "",
+        lifecycle: str = "",
+        tag: list[str] = Query(default=[]),
+        metric_name: str = "",
+        metric_filter: list[str] = Query(default=[]),
+        since: str = "",
+        min_step: int | None = None,
+        limit: int = query.DEFAULT_LIMIT,
+    ) -> dict[str, Any]:
+        """`experiment search` over this store: the same filters, the same envelope."""
+        tags = {}
+        for item in tag:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"tag {item!r} must be KEY=VALUE")
+            tags[key.strip()] = value
+        return query.search_runs(
+            store,
+            query.RunQuery(
+                query=q,
+                target=target,
+                project=project,
+                group=group,
+                experiment=experiment,
+                state=state,
+                lifecycle=lifecycle,
+                tags=tags,
+                metric_name=metric_name,
+                metric_filters=[query.parse_metric_filter(f) for f in metric_filter],
+                since=since,
+                min_step=min_step,
+                limit=limit,
+            ),
+        )
+
+    @app.get("/api/v2/stellar/compare")
+    def compare_runs(
+        target: str, metric: list[str] = Query(default=[]), direction: str = ""
+    ) -> dict[str, Any]:
+        """`experiment compare TARGET`: per-group statistics and the winner, as rows."""
+        from tau.portal.compare import compare
+
+        return {"target": target, "rows": compare(store, target, metric, direction)}
+
     @app.get("/api/v2/stellar/runs/{run_id}")
     def run_detail(run_id: str) -> dict[str, Any]:
         found = query.search_runs(store, query.RunQuery(target=run_id, limit=config.max_runs))[

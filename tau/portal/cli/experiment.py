@@ -18,6 +18,7 @@ import click
 from tau.cli.output import dump_json, print_table
 from tau.errors import UsageError
 from tau.portal.cli.aliases import AliasGroup
+from tau.portal.remote import DEFAULT_PORTAL_URL
 
 TABLE_JSON = click.Choice(["table", "json"], case_sensitive=False)
 
@@ -47,7 +48,21 @@ def _kv(values: tuple[str, ...], flag: str) -> dict[str, str]:
 def store_path(ctx: click.Context) -> Path:
     from tau.evidence import resolve_store_path
 
+    if ctx.meta.get("tau.workspace"):
+        raise UsageError(
+            f"--workspace reads through the Portal and works with search, stellar, compare and "
+            f"plot; {ctx.info_name} needs a local store (--store)",
+            owner="researcher",
+        )
     return resolve_store_path(ctx.meta.get("tau.store") or None)
+
+
+def portal_source(ctx: click.Context) -> Any:
+    """The workspace's Portal when --workspace is given, else None (the local store)."""
+    from tau.portal.remote import PortalSource
+
+    workspace = ctx.meta.get("tau.workspace")
+    return PortalSource(ctx.meta["tau.portal"], workspace) if workspace else None
 
 
 def open_store(ctx: click.Context) -> Any:
@@ -90,9 +105,31 @@ def _fmt(value: Any) -> str:
     help="Store directory (default: $TAU_EXP_STORE, else "
     "$TAU_EXP_STORE_ROOT/$TAU_CONTEXT/$TAU_TEAM/$TAU_PROJECT).",
 )
+@click.option(
+    "--workspace",
+    default="",
+    metavar="NAME",
+    help="Read workspace NAME's store in the cluster through its Portal "
+    "(search, stellar, compare, plot).",
+)
+@click.option(
+    "--portal",
+    default=DEFAULT_PORTAL_URL,
+    envvar="TAU_PORTAL_URL",
+    show_default=True,
+    metavar="URL",
+    help="The Portal serving --workspace (a port-forward to service/tau-portal).",
+)
 @click.pass_context
-def experiment(ctx: click.Context, store: str) -> None:
+def experiment(ctx: click.Context, store: str, workspace: str, portal: str) -> None:
+    if store and workspace:
+        raise UsageError(
+            "--store and --workspace name two different stores; pass one",
+            owner="researcher",
+        )
     ctx.meta["tau.store"] = store
+    ctx.meta["tau.workspace"] = workspace
+    ctx.meta["tau.portal"] = portal
 
 
 # -- init / track / tag ------------------------------------------------------------------
@@ -506,7 +543,25 @@ def search(
         min_step=min_step,
         limit=limit,
     )
-    result = search_runs(open_store(ctx), q)
+    portal = portal_source(ctx)
+    if portal is not None:
+        result = portal.search(
+            query=text,
+            target=target,
+            project=project,
+            group=group,
+            experiment=experiment,
+            state=state,
+            lifecycle=lifecycle,
+            tags=tags,
+            metric_name=metric_name,
+            metric_filters=metric_filters,
+            since=since,
+            min_step=min_step,
+            limit=limit,
+        )
+    else:
+        result = search_runs(open_store(ctx), q)
     runs = result["runs"]
     if output == "json":
         _json(result)
@@ -576,6 +631,17 @@ def sql(ctx: click.Context, query: str, fmt: str) -> None:
 # -- dashboards --------------------------------------------------------------------------
 
 
+def _snapshot(ctx: click.Context, target: str, metrics: tuple[str, ...], points: int) -> Any:
+    from tau.portal import snapshot
+
+    portal = portal_source(ctx)
+    if portal is not None:
+        return portal.snapshot(target, list(metrics), points)
+    return snapshot.build_snapshot(
+        open_store(ctx), target, metrics=list(metrics) or None, max_points=points
+    )
+
+
 @experiment.command(help="The Stellar dashboard of a run group, run or experiment.")
 @click.argument("name")
 @click.option(
@@ -608,13 +674,11 @@ def stellar(
     ctx: click.Context, name: str, output: str, out: str, metrics: tuple[str, ...], max_points: int
 ) -> None:
     from tau.evidence import atomic
-    from tau.portal import html, snapshot, tui
+    from tau.portal import html, tui
 
     if output == "tui" and out:
         raise UsageError("--out writes html or json; -o tui prints to the terminal")
-    snap = snapshot.build_snapshot(
-        open_store(ctx), name, metrics=list(metrics) or None, max_points=max(3, max_points)
-    )
+    snap = _snapshot(ctx, name, metrics, max(3, max_points))
     if output == "tui":
         tui.render(snap)
         return
@@ -646,7 +710,11 @@ def compare(
 ) -> None:
     from tau.portal.compare import compare as compare_runs
 
-    rows = compare_runs(open_store(ctx), target, list(metrics), direction)
+    portal = portal_source(ctx)
+    if portal is not None:
+        rows = portal.compare(target, list(metrics), direction)
+    else:
+        rows = compare_runs(open_store(ctx), target, list(metrics), direction)
     columns = [
         "metric_name",
         "direction",
@@ -682,11 +750,8 @@ def compare(
 def plot(ctx: click.Context, target: str, out: str, metrics: tuple[str, ...]) -> None:
     from tau.evidence import atomic
     from tau.portal import plot as plotting
-    from tau.portal import snapshot
 
-    snap = snapshot.build_snapshot(
-        open_store(ctx), target, metrics=list(metrics) or None, max_points=600
-    )
+    snap = _snapshot(ctx, target, metrics, 600)
     atomic.write_text(Path(out), plotting.render_svg(snap))
     click.echo(f"wrote {out}", err=True)
 
