@@ -51,10 +51,12 @@ class LazyRoots(click.Group):
             return None
         import typer.main
 
+        from tau.cli.boolflags import accept_bool_values
+
         module = importlib.import_module(root.module)
         command = typer.main.get_command(module.app)
         command.name = cmd_name
-        return command
+        return accept_bool_values(command)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, ROOTS[name].help) for name in self.list_commands(ctx)]

@@ -649,3 +649,7 @@ def init_repo(
         typer.echo("Next: git init, then `tau workspace connection` to verify the workspace.")
     else:
         typer.echo("No descriptor written: pass --workspace and --kube-context (or AKS flags).")
+
+
+# The Enable-a-workspace page spells it `tau workspace init`; one command, two names.
+app.command("init", help="Alias of init-repo (the Enable-a-workspace page's spelling).")(init_repo)

@@ -144,3 +144,20 @@ def test_quota_request_preview_needs_no_cluster(capsys):
         "TauQuotaRequest",
         "research-h200-quota-request",
     )
+
+
+def test_init_is_the_enable_a_workspace_page_s_spelling_of_init_repo(capsys):
+    code, _, err = tau(
+        capsys,
+        "workspace",
+        "init",
+        "docs-demo",
+        "--image",
+        "example.azurecr.io/v:1",
+        "--workspace",
+        "research",
+        "--kube-context",
+        "lab",
+    )
+    assert code == 0, err
+    assert (Path("docs-demo") / "tau" / "workspace.connection.yaml").is_file()
