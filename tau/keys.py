@@ -185,6 +185,18 @@ ENV_METRICS_DONE_FILE = "TAU_METRICS_DONE_FILE"
 ENV_METRICS_COMPLETION_FILE = "TAU_METRICS_COMPLETION_FILE"
 ENV_METRICS_SESSION_ID = "TAU_METRICS_SESSION_ID"
 
+# Managed workflows (tau/render/workflow.py) and the Python SDK's in-pod wrapper (tau/sdk).
+ENV_METRICS_HISTORY = "TAU_METRICS_HISTORY"
+ENV_UPSTREAM_CHECKPOINT = "TAU_UPSTREAM_CHECKPOINT"
+ENV_STORAGE_HOT_STATUS = "TAU_STORAGE_HOT_STATUS"
+ENV_STORAGE_HOT_WRITE_MBPS = "TAU_STORAGE_HOT_WRITE_MBPS"
+# Key Vault secrets through the Secrets Store CSI driver (runtime.env_kv).
+SECRETS_STORE_API_VERSION = "secrets-store.csi.x-k8s.io/v1"
+SECRETS_STORE_DRIVER = "secrets-store.csi.k8s.io"
+SECRETS_STORE_MOUNT = "/mnt/secrets-store"
+# Datasets a run consumes (`dataset:NAME@TOKEN` references), as JSON [{name, version, digest}].
+DATASETS = DOMAIN + "datasets"
+
 # Retry / resume: the only TAU_ names a user may set in runtime.env.
 ENV_RESUME_FROM = "TAU_RESUME_FROM"
 ENV_RETRY_ATTEMPT = "TAU_RETRY_ATTEMPT"

@@ -35,6 +35,7 @@ ROOTS: dict[str, Root] = {
     "logs": Root("tau.cli.logs", "Print a run's logs, found across your workspaces"),
     "serve": Root("tau.cli.serve", "Render and manage serving deployments"),
     "data": Root("tau.cli.data", "Inspect dataset and model registries"),
+    "python": Root("tau.cli.python", "Author decorator-based @tau.train / @tau.eval workflows"),
     "version": Root("tau.cli.version", "Print the installed CLI version"),
 }
 
@@ -54,7 +55,8 @@ class LazyRoots(click.Group):
         from tau.cli.boolflags import accept_bool_values
 
         module = importlib.import_module(root.module)
-        command = typer.main.get_command(module.app)
+        app = module.app
+        command = app if isinstance(app, click.Command) else typer.main.get_command(app)
         command.name = cmd_name
         return accept_bool_values(command)
 

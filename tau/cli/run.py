@@ -146,6 +146,9 @@ def run(
         service_account=service_account,
         run_name=target if config and target else "",
         dry_run=dry_run,
+        key_vault=key_vault,
+        tenant_id=tenant_id,
+        workload_identity_client_id=workload_identity_client_id,
     )
     if dry_run == "client":
         from tau.cli.dryrun import client_dry_run

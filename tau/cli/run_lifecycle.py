@@ -370,7 +370,7 @@ def connected_client_dry_run(
     from tau.resolve.discovery import DescriptorNotFound, discover_connection
 
     policy = getattr(loaded.config, "policy", None)
-    if loaded.is_managed or (policy is not None and policy.workload_profile_snapshot):
+    if policy is not None and policy.workload_profile_snapshot:
         return False
     try:
         source = discover_connection(loaded.base_dir, project=project)

@@ -63,6 +63,9 @@ WORKLOADS = Resource(KUEUE_GROUP, "v1beta2", "workloads", "Workload")
 
 RAY_JOBS = Resource("ray.io", "v1", "rayjobs", "RayJob")
 RAY_SERVICES = Resource("ray.io", "v1", "rayservices", "RayService")
+SECRET_PROVIDER_CLASSES = Resource(
+    "secrets-store.csi.x-k8s.io", "v1", "secretproviderclasses", "SecretProviderClass"
+)
 
 TAU_GROUP = "tau.azure.com"
 TAU_VERSION = "v1alpha1"

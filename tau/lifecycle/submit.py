@@ -18,13 +18,18 @@ from tau import keys
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import ConflictError, KubeClient, NotFoundError, UnavailableError
 from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, LOCAL_QUEUES, RAY_JOBS, Resource
+from tau.kube.resources import JOBS, LOCAL_QUEUES, RAY_JOBS, SECRET_PROVIDER_CLASSES, Resource
 from tau.kube.runtypes import SERVICES
 from tau.lifecycle.target import Target, interaction
 from tau.workspace.verify import READINESS, LayerFailure, read_workspace, readiness_problem
 
 PLATFORM = "platform operator (TauWorkspace)"
-KINDS: dict[str, Resource] = {"Job": JOBS, "RayJob": RAY_JOBS, "Service": SERVICES}
+KINDS: dict[str, Resource] = {
+    "Job": JOBS,
+    "RayJob": RAY_JOBS,
+    "Service": SERVICES,
+    "SecretProviderClass": SECRET_PROVIDER_CLASSES,
+}
 
 
 @dataclass
@@ -139,14 +144,11 @@ def prepare(
     from tau.profiles.live import read_profile_set
     from tau.resolve.layers import ConfigLayer, resolve_run
     from tau.resolve.profile import profile_layer
-    from tau.resolve.request import git_head
+    from tau.resolve.request import git_head, refuse_key_vault_flags
 
-    if loaded.is_managed or loaded.config.is_managed_dispatch:
-        raise UsageError(
-            f"{loaded.path}: managed workflow configs are submitted by the Tau Python SDK "
-            "workflow path, which this build does not support",
-            hint="use a direct run config (engine: job or rayjob)",
-        )
+    managed = loaded.is_managed or loaded.config.is_managed_dispatch
+    if not managed:
+        refuse_key_vault_flags(overrides)
     kube, target, descriptor, workspace, descriptor_system = _connect(loaded, overrides, project)
     system = descriptor_system or system_namespace
     obj = read_workspace(kube, workspace, system)
@@ -158,6 +160,10 @@ def prepare(
             hint=f"see `tau workspace status {workspace}`; resubmitting cannot fix this",
         )
     ws = workspace_layer(obj)
+    if managed:
+        return _prepare_workflow(
+            loaded, overrides, kube, target, descriptor, ws, system, argv=argv, say=say
+        )
     policy = loaded.config.policy
     namespace = overrides.namespace or (policy.namespace if policy else None) or ws.namespace
     selection = read_profile_set(kube).select(
@@ -177,12 +183,80 @@ def prepare(
         argv=argv,
         submission_id=None if overrides.dry_run else new_submission_id(),
     )
+    resolution = _bind_datasets(resolution, kube, overrides.dry_run)
     for warning in resolution.warnings:
         say(f"warning: {warning}")
     intent = resolution.intent
     _check_local_queue(kube, intent.placement.queue, intent.namespace)
     target = replace(target, namespace=intent.namespace)
     return Prepared(loaded, resolution, kube, target, system)
+
+
+def _bind_datasets(resolution: Any, kube: KubeClient, dry_run: str) -> Any:
+    """Pin `dataset:` env references on the run's data PVC (read by a helper pod)."""
+    from tau.data import binding
+
+    if dry_run == "client":
+        warning = binding.unbound_warning(resolution.intent)
+        return (
+            replace(resolution, warnings=[*resolution.warnings, warning]) if warning else resolution
+        )
+    from tau.data import datasets
+    from tau.data.connect import pvc_root
+
+    intent = binding.bind(
+        resolution.intent,
+        lambda claim: pvc_root(kube, resolution.intent.namespace, claim, datasets.SCOPE),
+    )
+    return replace(resolution, intent=intent)
+
+
+def _prepare_workflow(
+    loaded: Any,
+    overrides: Any,
+    kube: KubeClient,
+    target: Target,
+    descriptor: Any,
+    ws: Any,
+    system: str,
+    *,
+    argv: tuple[str, ...],
+    say: Callable[[str], None],
+) -> Prepared:
+    """A managed workflow: the manifest's shape, the workspace's namespace, queue, identity."""
+    from tau.resolve.request import git_head
+    from tau.resolve.workflow import resolve_workflow
+
+    resolution = resolve_workflow(
+        loaded,
+        overrides=overrides,
+        descriptor=descriptor,
+        workspace=ws,
+        code_sha=git_head(loaded.base_dir),
+        argv=argv,
+        submission_id=None if overrides.dry_run else new_submission_id(),
+    )
+    for warning in resolution.warnings:
+        say(f"warning: {warning}")
+    intent = resolution.intent
+    _check_local_queue(kube, intent.queue, intent.namespace)
+    if intent.key_vault is not None:
+        _check_secrets_store(kube, intent.namespace)
+    return Prepared(loaded, resolution, kube, replace(target, namespace=intent.namespace), system)
+
+
+def _check_secrets_store(kube: KubeClient, namespace: str) -> None:
+    try:
+        kube.list(SECRET_PROVIDER_CLASSES, namespace)
+    except NotFoundError as error:
+        if not error.resource_missing:
+            raise
+        raise LayerFailure(
+            READINESS,
+            "runtime.env_kv needs the Secrets Store CSI driver, but this cluster has no "
+            "SecretProviderClass API (secretproviderclasses.secrets-store.csi.x-k8s.io)",
+            hint="install the Secrets Store CSI driver with its Azure provider",
+        ) from None
 
 
 def _check_local_queue(kube: KubeClient, queue: str, namespace: str) -> None:

@@ -12,12 +12,15 @@ from tau.render.errors import RenderError
 from tau.render.intent import RunIntent
 from tau.render.job import render_job
 from tau.render.rayjob import render_rayjob
+from tau.render.workflow import WorkflowIntent, redact_secret_provider_class, render_workflow
 
-__all__ = ["RenderError", "RunIntent", "redact_secrets", "render"]
+__all__ = ["RenderError", "RunIntent", "WorkflowIntent", "redact_secrets", "render"]
 
 
-def render(intent: RunIntent) -> list[dict[str, Any]]:
+def render(intent: RunIntent | WorkflowIntent) -> list[dict[str, Any]]:
     """Objects in creation order (a headless Service precedes a multi-node Job)."""
+    if isinstance(intent, WorkflowIntent):
+        return render_workflow(intent)
     if intent.engine == "rayjob":
         return render_rayjob(intent)
     return render_job(intent)
@@ -44,4 +47,7 @@ def redact_secrets(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
             return [walk(item) for item in node]
         return node
 
-    return [walk(obj) for obj in objects]
+    return [
+        redact_secret_provider_class(obj) if obj.get("kind") == "SecretProviderClass" else walk(obj)
+        for obj in objects
+    ]

@@ -191,6 +191,8 @@ class RunIntent:
     tune: Tune | None = None
     metrics_offload: MetricsOffload | None = None
     allow_nccl_override: bool = False
+    # Datasets pinned from `dataset:` env references: (name@version, digest).
+    datasets: tuple[tuple[str, str], ...] = ()
 
     @property
     def data_mounted(self) -> bool:

@@ -105,6 +105,11 @@ def workload_annotations(
     gpus = intent.gpus if intent.engine == "job" else intent.gpus_per_worker * intent.workers
     if gpus > 0:
         annotations[keys.GPU_COUNT] = str(gpus * max(intent.nodes, 1))
+    if intent.datasets:
+        annotations[keys.DATASETS] = json.dumps(
+            [{"dataset": ref, "digest": digest} for ref, digest in intent.datasets],
+            separators=(",", ":"),
+        )
     annotations.update(extra or {})
     return clean_annotations(annotations)
 

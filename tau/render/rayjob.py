@@ -384,7 +384,7 @@ def _worker_template(intent: RunIntent, annotations, env, payload) -> dict[str, 
         _role_resources(intent, intent.worker_resources, gpu_worker=gpu),
         mounts,
     )
-    container |= _probes(intent)
+    container |= worker_probes(intent.image)
     shipped = intent.launcher == "ray-tune" or intent.project is not None
     inits = [_payload_init(intent, payload)] if shipped else []
     pod = _pod_spec(intent, [container], inits, volumes)
@@ -397,8 +397,9 @@ def _worker_template(intent: RunIntent, annotations, env, payload) -> dict[str, 
     return {"metadata": _pod_metadata(intent, annotations, topology=True), "spec": pod}
 
 
-def _probes(intent: RunIntent) -> dict[str, Any]:
-    major_minor = tuple(int(part) for part in ray_version(intent.image).split(".")[:2])
+def worker_probes(image: str) -> dict[str, Any]:
+    """Raylet health probes of a worker container (the path moved in Ray 2.53)."""
+    major_minor = tuple(int(part) for part in ray_version(image).split(".")[:2])
     path = "/api/healthz" if major_minor >= (2, 53) else "/api/local_raylet_healthz"
     return {
         "startupProbe": {

@@ -92,6 +92,10 @@ class Overrides:
     service_account: str = ""
     run_name: str = ""
     dry_run: str = ""
+    # runtime.env_kv (managed workflows only).
+    key_vault: str = ""
+    tenant_id: str = ""
+    workload_identity_client_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.errors import UsageError
 from tau.resolve.layers import (
@@ -23,6 +23,9 @@ from tau.resolve.layers import (
 )
 from tau.resolve.profile import snapshot_profile
 
+if TYPE_CHECKING:
+    from tau.resolve.workflow import WorkflowResolution
+
 
 def resolve_request(
     loaded: Any,
@@ -31,14 +34,19 @@ def resolve_request(
     project: str = "",
     argv: tuple[str, ...] = (),
     env: Mapping[str, str] | None = None,
-) -> Resolution:
+) -> Resolution | WorkflowResolution:
     if loaded.is_managed or loaded.config.is_managed_dispatch:
-        raise UsageError(
-            f"{loaded.path}: managed workflow configs are rendered by the Tau Python SDK "
-            "workflow path, which this build does not submit",
-            hint="use a direct run config (engine: job or rayjob)",
+        from tau.resolve.workflow import resolve_workflow
+
+        return resolve_workflow(
+            loaded,
+            overrides=overrides,
+            descriptor=_descriptor(loaded.base_dir, project),
+            code_sha=git_head(loaded.base_dir),
+            argv=argv,
         )
-    return resolve_run(
+    refuse_key_vault_flags(overrides)
+    resolution = resolve_run(
         ConfigLayer(loaded),
         overrides=overrides,
         descriptor=_descriptor(loaded.base_dir, project),
@@ -47,6 +55,30 @@ def resolve_request(
         code_sha=git_head(loaded.base_dir),
         argv=argv,
     )
+    from tau.data.binding import unbound_warning
+
+    warning = unbound_warning(resolution.intent)
+    if warning:
+        resolution.warnings.append(warning)
+    return resolution
+
+
+def refuse_key_vault_flags(overrides: Overrides) -> None:
+    """The Key Vault flags feed runtime.env_kv, which only managed workflows render."""
+    given = [
+        flag
+        for flag, value in (
+            ("--key-vault", overrides.key_vault),
+            ("--tenant-id", overrides.tenant_id),
+            ("--workload-identity-client-id", overrides.workload_identity_client_id),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: runtime.env_kv is only supported for workflow.file managed "
+            "configs; direct Job/RayJob configs must remove runtime.env_kv or use workflow.file"
+        )
 
 
 def _descriptor(start: Path, project: str) -> DescriptorLayer | None:

@@ -202,6 +202,11 @@ def test_researcher_cluster_roles_are_shipped_and_bindable_by_the_controller(ren
     assert {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]} in researcher[
         "rules"
     ]
+    assert {
+        "apiGroups": ["secrets-store.csi.x-k8s.io"],
+        "resources": ["secretproviderclasses"],
+        "verbs": ["create", "get", "list", "delete"],
+    } in researcher["rules"], "a managed workflow's runtime.env_kv renders its SecretProviderClass"
     assert not any(
         "pods" in rule["resources"] and "create" in rule["verbs"] for rule in researcher["rules"]
     ), "researchers must not create bare pods: that would bypass Kueue"

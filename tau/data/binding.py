@@ -1,0 +1,80 @@
+"""`dataset:NAME@TOKEN` in a run's `runtime.env`: pinned to a version when the run is submitted.
+
+A run names a dataset by reference (`MNIST_DIR: dataset:mnist@latest`); at submission tau
+reads the registry on the run's own data PVC, replaces the value with the pinned version's
+path under /data and records `name@version` and its digest on the workload
+(`tau.azure.com/datasets`), so the run is reproducible even after the alias moves. Client
+dry-run renders offline and leaves references as written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from tau.data import datasets, layout
+from tau.data.refs import DatasetRef, is_dataset_reference, parse_dataset_reference
+from tau.errors import UsageError, ValidationError
+
+RESEARCHER = "researcher (run config)"
+
+
+def references(env: tuple[tuple[str, str], ...]) -> list[tuple[str, DatasetRef]]:
+    """The `dataset:` values of an env, parsed (a malformed one is a usage error)."""
+    found = []
+    for name, value in env:
+        if is_dataset_reference(value):
+            try:
+                found.append((name, parse_dataset_reference(value)))
+            except UsageError as error:
+                raise UsageError(
+                    f"runtime.env.{name}: {value!r} is not a dataset reference "
+                    f"(dataset:NAME[@VERSION|@ALIAS]): {error.message}"
+                ) from None
+    return found
+
+
+def unbound_warning(intent: Any) -> str | None:
+    refs = references(intent.env)
+    if not refs:
+        return None
+    shown = ", ".join(f"{name}=dataset:{ref}" for name, ref in refs)
+    return (
+        f"client dry-run leaves {shown} as written; submission (or --dry-run=server) pins "
+        "them to registered versions on the data PVC"
+    )
+
+
+def bind(intent: Any, open_root: Callable[[str], Any]) -> Any:
+    """The intent with every dataset reference replaced by its pinned path under /data.
+
+    `open_root(pvc)` returns the registry root on that PVC (a helper pod reads it).
+    """
+    refs = references(intent.env)
+    if not refs:
+        return intent
+    from tau.render.volumes import data_claim
+
+    claim = data_claim(intent)
+    if not claim:
+        raise ValidationError(
+            f"runtime.env.{refs[0][0]} references dataset:{refs[0][1]}, but the run mounts no "
+            "data PVC at /data; set storage.data_pvc (the registry and its bytes live there)",
+            owner=RESEARCHER,
+        )
+    root = open_root(claim)
+    pinned: dict[str, str] = {}
+    recorded = []
+    for env_name, ref in refs:
+        record = datasets.resolve(root, ref)
+        if not record.prefix:
+            raise ValidationError(
+                f"runtime.env.{env_name}: dataset {record.name}@{record.version} records no "
+                "location on the data PVC",
+                owner=RESEARCHER,
+            )
+        pinned[env_name] = layout.in_pod(record.prefix)
+        recorded.append((f"{record.name}@{record.version}", record.digest))
+    env = tuple((name, pinned.get(name, value)) for name, value in intent.env)
+    return dataclasses.replace(intent, env=env, datasets=tuple(dict.fromkeys(recorded)))
