@@ -32,7 +32,9 @@ dataset_app = typer.Typer(
     no_args_is_help=True,
     context_settings=SETTINGS,
     help="The curated dataset registry: register immutable versions, move aliases, verify "
-    "content, ingest bytes.",
+    "content, ingest bytes.\n\n"
+    "A run references a version as `dataset:NAME@VERSION` or `dataset:NAME@ALIAS` in a "
+    "runtime.env value; tau replaces it with the version's path under /data at submission.",
 )
 dataset_alias_app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Movable pointers to dataset versions."
