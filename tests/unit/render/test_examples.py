@@ -23,6 +23,7 @@ TARGETS = {
     "quickstart-train": EXAMPLES / "quickstart/tau/train.yaml",
     "quickstart-ray-tune": EXAMPLES / "quickstart/tau/ray-tune.yaml",
     "torchrun-train": EXAMPLES / "torchrun/tau/train.yaml",
+    "portal-ray-stellar": EXAMPLES / "portal-ray-stellar/tau.yaml",
 }
 
 
@@ -86,3 +87,37 @@ def test_ray_tune_example_is_two_workers_of_eight_gpus():
     assert worker["replicas"] == 2
     assert worker["rayStartParams"]["num-gpus"] == "8"
     assert rayjob["spec"]["rayClusterSpec"]["rayVersion"] == "2.40.0"
+
+
+def test_portal_ray_stellar_offloads_from_the_head_and_ships_its_project():
+    (rayjob,), resolution = rendered("portal-ray-stellar")
+    annotations = rayjob["metadata"]["annotations"]
+    assert annotations[keys.STELLAR_EXPERIMENT_ID] == "ray-plus-stellar"
+    assert annotations[keys.STELLAR_GROUP_VALUE] == "default"
+    head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    sidecar = head["initContainers"][-1]
+    assert sidecar["name"] == "metrics-offload"
+    args = sidecar["args"]
+    assert args[args.index("--history") + 1] == (
+        "/data/projects/taugrid-default/runs/portal-ray-stellar/metrics-history-attempt-0/*.jsonl"
+    )
+    claims = {
+        v["persistentVolumeClaim"]["claimName"]
+        for v in head["volumes"]
+        if "persistentVolumeClaim" in v
+    }
+    assert claims == {"blob-training"}
+    assert "working_dir" in rayjob["spec"]["runtimeEnvYAML"]
+    assert resolution.intent.project.entrypoint == "train.py"
+
+
+@pytest.mark.parametrize(
+    ("config", "steps"), [("baseline", "20"), ("short-run", "10"), ("long-run", "40")]
+)
+def test_the_three_run_study_shares_one_experiment(config, steps):
+    loaded = load(EXAMPLES / f"portal-ray-stellar/{config}.yaml")
+    model = loaded.config
+    assert (model.experiment.project, model.experiment_id) == ("ray-tune-demo", "ray-metric-study")
+    assert (model.run_name, model.experiment.group) == (f"ray-{config}", config)
+    assert model.storage.output.endswith(f"/ray-metric-study/{config}")
+    assert model.runtime.env["PORTAL_DEMO_STEPS"] == steps
