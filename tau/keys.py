@@ -226,6 +226,11 @@ ENV_METRICS_OFFLOAD_OUT = "TAU_METRICS_OFFLOAD_OUT"
 ENV_METRICS_OFFLOAD_SOURCE = "TAU_METRICS_OFFLOAD_SOURCE"
 ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT = "TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT"
 ENV_METRICS_OFFLOAD_INTERVAL = "TAU_METRICS_OFFLOAD_INTERVAL"
+# Helper pods (`tau data`): an image mirror for clusters without Docker Hub, and where they may
+# run when every node is tainted: `k=v,k2=v2` and `key=value:Effect,key:Effect` (Exists).
+ENV_HELPER_IMAGE = "TAU_HELPER_IMAGE"
+ENV_HELPER_NODE_SELECTOR = "TAU_HELPER_NODE_SELECTOR"
+ENV_HELPER_TOLERATIONS = "TAU_HELPER_TOLERATIONS"
 
 # --- Experiment store and the tau.stellar logger (tau/evidence, tau/stellar.py) --------------
 

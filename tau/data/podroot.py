@@ -10,9 +10,10 @@ identity; the pods only move bytes. A verb costs a few pods, never a standing se
   the bytes the verb read) so a stale read never overwrites a newer write;
 * scan / copy: one pod hashes or copies dataset files and prints a proof per file.
 
-Helper pods use the pinned busybox image `tau run get` uses, run as uid 65532 with the
-restricted pod security profile, mount only the data PVC and no ServiceAccount token, and
-are deleted when they finish.
+Helper pods use the pinned busybox image `tau run get` uses (or the platform's mirror,
+`TAU_HELPER_IMAGE`), run as uid 65532 with the restricted pod security profile, mount only
+the data PVC and no ServiceAccount token, and are deleted when they finish. Where every node
+is tainted, `TAU_HELPER_NODE_SELECTOR` and `TAU_HELPER_TOLERATIONS` say where they may run.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import os
 import posixpath
 import shlex
 import tarfile
@@ -33,7 +35,7 @@ from typing import Any
 from tau import keys
 from tau.data import layout
 from tau.data.root import ANY, Conflict, DirectoryRoot, Exists, FileStat, Missing, Scope
-from tau.errors import RuntimeFailure
+from tau.errors import RuntimeFailure, UsageError
 from tau.kube import AuthorizationError, KubeClient
 from tau.kube.deletion import delete
 from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS
@@ -327,6 +329,35 @@ class PodRoot:
         return phase, lines
 
 
+def placement(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Image, nodeSelector and tolerations of helper pods from the platform's env knobs."""
+    env = dict(os.environ if env is None else env)
+    out: dict[str, Any] = {"image": env.get(keys.ENV_HELPER_IMAGE) or READER_IMAGE}
+    selector = {}
+    for item in filter(None, (env.get(keys.ENV_HELPER_NODE_SELECTOR) or "").split(",")):
+        key, sep, value = item.strip().partition("=")
+        if not sep or not key:
+            raise UsageError(f"{keys.ENV_HELPER_NODE_SELECTOR}: {item!r} is not key=value")
+        selector[key] = value
+    if selector:
+        out["nodeSelector"] = selector
+    tolerations = []
+    for item in filter(None, (env.get(keys.ENV_HELPER_TOLERATIONS) or "").split(",")):
+        match, _, effect = item.strip().rpartition(":")
+        key, sep, value = match.partition("=")
+        if not key or not effect:
+            raise UsageError(
+                f"{keys.ENV_HELPER_TOLERATIONS}: {item!r} is not key=value:Effect or key:Effect"
+            )
+        toleration = {"key": key, "operator": "Equal" if sep else "Exists", "effect": effect}
+        if sep:
+            toleration["value"] = value
+        tolerations.append(toleration)
+    if tolerations:
+        out["tolerations"] = tolerations
+    return out
+
+
 def helper_pod(
     namespace: str,
     pvc: str,
@@ -337,6 +368,8 @@ def helper_pod(
     timeout: float,
     writable: bool,
 ) -> dict[str, Any]:
+    where = placement()
+    image = where.pop("image")
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -358,7 +391,7 @@ def helper_pod(
             "containers": [
                 {
                     "name": "registry",
-                    "image": READER_IMAGE,
+                    "image": image,
                     "command": ["sh", "-c", script, f"tau-{role}", *args],
                     "env": [{"name": keys.ENV_DATA_DIR, "value": layout.MOUNT}, *env],
                     "securityContext": {
@@ -377,6 +410,7 @@ def helper_pod(
                     "persistentVolumeClaim": {"claimName": pvc, "readOnly": not writable},
                 }
             ],
+            **where,
         },
     }
 

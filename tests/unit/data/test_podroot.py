@@ -182,3 +182,26 @@ def test_helper_pods_are_valid_kubernetes_pods(writable: bool) -> None:
     from tests.unit.render.schema import validate
 
     validate(helper_pod("research", "training-data", "copy", "true", ["a"], [], 3600, writable))
+
+
+def test_the_platform_can_mirror_the_image_and_place_helper_pods(monkeypatch) -> None:
+    monkeypatch.setenv(keys.ENV_HELPER_IMAGE, "registry.local/busybox:1.36.1")
+    monkeypatch.setenv(keys.ENV_HELPER_NODE_SELECTOR, "agentpool=real,type=real")
+    monkeypatch.setenv(
+        keys.ENV_HELPER_TOLERATIONS, "tau.azure.com/real-node=true:NoSchedule,x:NoExecute"
+    )
+    spec = helper_pod("research", "training-data", "read", "true", [], [], 120, False)["spec"]
+    assert spec["containers"][0]["image"] == "registry.local/busybox:1.36.1"
+    assert spec["nodeSelector"] == {"agentpool": "real", "type": "real"}
+    assert spec["tolerations"] == [
+        {
+            "key": "tau.azure.com/real-node",
+            "operator": "Equal",
+            "effect": "NoSchedule",
+            "value": "true",
+        },
+        {"key": "x", "operator": "Exists", "effect": "NoExecute"},
+    ]
+    monkeypatch.setenv(keys.ENV_HELPER_NODE_SELECTOR, "novalue")
+    with pytest.raises(UsageError, match="TAU_HELPER_NODE_SELECTOR: 'novalue' is not key=value"):
+        helper_pod("research", "training-data", "read", "true", [], [], 120, False)
