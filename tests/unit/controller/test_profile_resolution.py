@@ -65,6 +65,16 @@ def test_invalid_profile_skips_validation_of_dependencies():
     assert (set_condition["status"], status["drifted"]) == ("False", 1)
 
 
+def test_a_set_upstream_cannot_hash_publishes_an_empty_hash():
+    """Upstream leaves profileSetHash empty when any profile fails validation, and readers
+    then refuse the whole set; a merely unnormalized declaration still hashes its normal form."""
+    invalid = profile(name="multi", workerCount=2)  # workerCount > 1 needs multi-node-nccl
+    status, _ = resolve({"workloadProfiles": [profile(), invalid]}, kueue_world())
+    assert status["profileSetHash"] == ""
+    status, _ = resolve({"workloadProfiles": [profile(mode="Fixed")]}, kueue_world())
+    assert status["profileSetHash"] == profile_set_hash(status["profiles"]) != ""
+
+
 def test_global_profile_resolves_through_shared_local_queues():
     spec = {
         "queues": {"sharedLocalQueues": [{"namespace": "team-a", "name": "JobQueue"}]},
