@@ -39,8 +39,8 @@ class AdxMetricsArgs:
     cluster_name: str
     resource_group_name: pulumi.Input[str]
     location: pulumi.Input[str]
-    sku_name: str = "Standard_E8ads_v5"
-    sku_capacity: int = 4
+    sku_name: str = "Dev(No SLA)_Standard_D11_v2"
+    sku_capacity: int = 1
     streaming_ingestion_enabled: bool = True
     grants: tuple[PrincipalGrant, ...] = ()
     tags: dict[str, str] = field(default_factory=dict)

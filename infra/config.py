@@ -192,8 +192,11 @@ class StackConfig(BaseModel):
     adx_cluster_name: str = Field(
         default="", description="Explicit ADX name; empty generates taugrid + 13 hex chars."
     )
-    adx_sku_name: str = Field(default="Standard_E8ads_v5", description="ADX SKU.")
-    adx_sku_capacity: int = Field(default=4, description="ADX instance count.")
+    adx_sku_name: str = Field(
+        default="Dev(No SLA)_Standard_D11_v2",
+        description="ADX SKU; the default is the docs' dev SKU (no SLA, one instance).",
+    )
+    adx_sku_capacity: int = Field(default=1, description="ADX instance count.")
     adx_streaming_ingestion_enabled: bool = Field(
         default=True, description="ADX streaming ingestion."
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pulumi
 import pytest
+import yaml
 from infra_mocks import (
     CALLER_TENANT,
     IDENTITY_TENANT,
@@ -32,6 +33,7 @@ from infra.config import (
     adx_cluster_name,
     parse_stack_config,
 )
+from tau import keys
 
 ZERO_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -232,7 +234,7 @@ def test_a100_pool_carries_the_gpu_taint_labels_and_driver(runs):
     assert pool["nodeLabels"] == {
         "aks.azure.com/gpu-sku": "a100-pcie-1g",
         "tau.azure.com/gpu-class": "a100-80gb",
-        "kueue.azure.com/gpu-series": "nc24ads-a100-v4",
+        keys.KUEUE_GPU_SERIES: "nc24ads-a100-v4",
     }
     assert pool["upgradeSettings"] == {"maxSurge": "10%"}
     assert pool["tags"] == {"scenario": "taugrid-aks-gpu"}
@@ -251,6 +253,32 @@ def test_h200_pool_and_quota(runs):
         "h200": {"instanceTypes": ["Standard_ND96isr_H200_v5"], "numGpus": 8}
     }
     assert run.outputs["gpu_quota"] == 8
+
+
+@pytest.mark.parametrize("stack", ["aks-gpu", "aks-h200"])
+def test_gpu_pool_labels_match_the_controller_catalog(runs, stack):
+    """The controller rewrites node labels from its catalog: a stack's pool must agree with it,
+    or its nodes stop matching their ResourceFlavor after the first reconcile."""
+    controller = ROOT / "charts" / "taugrid" / "charts" / "tau-core-controller" / "values.yaml"
+    catalog = yaml.safe_load(controller.read_text())
+    pairs = {
+        (rule["labels"].get(keys.KUEUE_GPU_SERIES), rule["labels"].get(keys.GPU_CLASS))
+        for rule in _label_rules(catalog)
+    }
+    labels = runs(stack).one(POOL).inputs["nodeLabels"]
+    assert (labels[keys.KUEUE_GPU_SERIES], labels[keys.GPU_CLASS]) in pairs
+
+
+def _label_rules(values):
+    """Every `labels` rule in the controller chart's node-label catalog, wherever it nests."""
+    if isinstance(values, dict):
+        if isinstance(values.get("labels"), dict) and keys.KUEUE_GPU_SERIES in values["labels"]:
+            yield values
+        for value in values.values():
+            yield from _label_rules(value)
+    elif isinstance(values, list):
+        for value in values:
+            yield from _label_rules(value)
 
 
 def test_autoscaled_pool_sets_bounds_instead_of_a_count():
@@ -360,7 +388,11 @@ def test_adx_cluster_name_databases_and_retention(runs):
     name = adx_cluster_name(ZERO_ID, "rg-taugrid-ci-preview", "taugrid-ci-preview")
     cluster = run.one(KUSTO)
     assert cluster.inputs["clusterName"] == name
-    assert cluster.inputs["sku"] == {"name": "Standard_E8ads_v5", "tier": "Standard", "capacity": 4}
+    assert cluster.inputs["sku"] == {
+        "name": "Dev(No SLA)_Standard_D11_v2",
+        "tier": "Basic",
+        "capacity": 1,
+    }
     assert cluster.inputs["enableAutoStop"] is True
     assert cluster.inputs["enableStreamingIngest"] is True
     assert cluster.options["ignore_changes"] == ["clusterName"]
