@@ -136,11 +136,17 @@ def install(
     helm = Helm()
     if dry_run:
         preview = flow.dry_run(helm, opts)
+        if output is Output.table:
+            for line in flow.image_lines(preview.images):
+                _say(line)
         for note in preview.notes:
             _say(f"note: {note}")
         summary = preview.kinds
         data = {"kinds": [{"kind": k, "count": c} for k, c in summary]}
         data["total"] = sum(c for _, c in summary)
+        data["images"] = [
+            {"image": u.image, "workloads": list(u.workloads)} for u in preview.images
+        ]
 
         def table() -> None:
             print_table(["kind", "count"], [*summary, ("TOTAL", data["total"])])
@@ -148,6 +154,10 @@ def install(
 
         emit(data, output, table=table)
         return
+    uses = flow.images(helm, opts)
+    if output is Output.table:
+        for line in flow.image_lines(uses):
+            _say(line)
     client = _kube(context)
     flow.install(
         helm,

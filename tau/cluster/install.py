@@ -23,6 +23,7 @@ from tau.cluster.chart import (
     DEFAULT_RELEASE,
     ChartRef,
     dependency_switches,
+    read_chart_yaml,
     renderable,
     unvendored_dependencies,
 )
@@ -186,7 +187,9 @@ OPT_IN_COMPONENTS = ("Stellar", "lifecycle recorder", "image prewarm")
 
 def plan_lines(opts: InstallOptions) -> list[str]:
     """The plan block printed before anything runs."""
-    version = opts.chart.version if opts.chart.local_dir is None else "(local chart)"
+    version = opts.chart.version
+    if opts.chart.local_dir is not None:
+        version = f"{read_chart_yaml(opts.chart.local_dir).get('version', '?')} (local chart)"
     return [
         "TauGrid install plan",
         f"  release:     {opts.release}",
@@ -224,10 +227,68 @@ def chart_error(opts: InstallOptions, message: str) -> RuntimeFailure:
     return RuntimeFailure(f"helm failed: {message}", owner=HELM_OWNER)
 
 
+@dataclass(frozen=True)
+class ImageUse:
+    """One container image the release runs, and the workloads whose pods run it."""
+
+    image: str
+    workloads: tuple[str, ...]
+
+
+def _pod_specs(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = doc.get("spec") or {}
+    if doc.get("kind") == "Pod":
+        return [spec]
+    if doc.get("kind") == "CronJob":
+        spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+    template = (spec.get("template") or {}).get("spec")
+    return [template] if isinstance(template, dict) else []
+
+
+def rendered_images(manifest: str) -> list[ImageUse]:
+    """Every container and init container image in the rendered objects, sorted by image."""
+    uses: dict[str, list[str]] = {}
+    for doc in yaml.safe_load_all(manifest):
+        if not isinstance(doc, dict):
+            continue
+        workload = f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')}"
+        for pod in _pod_specs(doc):
+            for container in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]:
+                image = container.get("image")
+                if image and workload not in uses.setdefault(image, []):
+                    uses[image].append(workload)
+    return [ImageUse(image, tuple(uses[image])) for image in sorted(uses)]
+
+
+def image_lines(uses: list[ImageUse]) -> list[str]:
+    """The images block printed after the plan, before anything is installed."""
+    if not uses:
+        return ["  images:      (no pods rendered)"]
+    lines = ["  images:"]
+    for use in uses:
+        shown = ", ".join(use.workloads[:2])
+        more = len(use.workloads) - 2
+        lines.append(f"    {use.image}  ({shown}{f', +{more} more' if more > 0 else ''})")
+    return lines
+
+
+def images(helm: Helm, opts: InstallOptions) -> list[ImageUse]:
+    """Render exactly what the main pass installs (offline for a local chart) and list its
+    images, so an operator sees which registry and tags the release will pull."""
+    args = template_args(opts, "CHART")
+    with renderable(opts.chart) as chart:
+        args[2] = chart
+        result = helm.run(args)
+    if not result.ok:
+        raise chart_error(opts, result.error_line())
+    return rendered_images(result.stdout)
+
+
 @dataclass
 class DryRun:
     kinds: list[tuple[str, int]]
     notes: list[str] = field(default_factory=list)
+    images: list[ImageUse] = field(default_factory=list)
 
 
 def dry_run(helm: Helm, opts: InstallOptions) -> DryRun:
@@ -252,7 +313,7 @@ def dry_run(helm: Helm, opts: InstallOptions) -> DryRun:
         result = helm.run(args)
     if not result.ok:
         raise chart_error(opts, result.error_line())
-    return DryRun(render_summary(result.stdout), notes)
+    return DryRun(render_summary(result.stdout), notes, rendered_images(result.stdout))
 
 
 def find_release(helm: Helm, opts: InstallOptions) -> dict[str, Any] | None:

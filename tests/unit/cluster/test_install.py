@@ -8,13 +8,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tau.cluster.chart import DEFAULT_CHART, ChartRef, renderable, unvendored_dependencies
+from tau.cluster.chart import (
+    DEFAULT_CHART,
+    DEFAULT_CHART_VERSION,
+    ChartRef,
+    renderable,
+    unvendored_dependencies,
+)
 from tau.cluster.install import (
+    ImageUse,
     InstallOptions,
+    image_lines,
     install,
     parse_duration,
     plan_lines,
     render_summary,
+    rendered_images,
     template_args,
     upgrade_args,
 )
@@ -246,3 +255,51 @@ def test_unresolvable_remote_chart_names_the_chart_and_the_fix(tmp_path):
         in line
     )
     assert "pass an accessible --chart reference" in line
+
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tau-portal}
+spec:
+  template:
+    spec:
+      initContainers: [{name: init-store, image: reg:5000/taugrid-portal:1}]
+      containers: [{name: portal, image: reg:5000/taugrid-portal:1}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: sweep}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          containers: [{name: main, image: reg:5000/tau@sha256:abc}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: not-a-workload}
+"""
+
+
+def test_rendered_images_lists_each_image_once_with_the_workloads_that_run_it():
+    uses = rendered_images(MANIFEST)
+    assert [(u.image, u.workloads) for u in uses] == [
+        ("reg:5000/tau@sha256:abc", ("CronJob/sweep",)),
+        ("reg:5000/taugrid-portal:1", ("Deployment/tau-portal",)),
+    ]
+
+
+def test_image_lines_name_every_image_and_abbreviate_long_workload_lists():
+    lines = image_lines(
+        [ImageUse("npd:1", tuple(f"DaemonSet/gpu-{i}" for i in range(5))), ImageUse("tau:1", ())]
+    )
+    assert lines[0] == "  images:"
+    assert lines[1] == "    npd:1  (DaemonSet/gpu-0, DaemonSet/gpu-1, +3 more)"
+    assert image_lines([]) == ["  images:      (no pods rendered)"]
+
+
+def test_the_plan_names_a_local_chart_by_its_chart_yaml_version():
+    text = "\n".join(plan_lines(options(chart=ChartRef(str(CHART_DIR)))))
+    assert f"version:     {DEFAULT_CHART_VERSION} (local chart)" in text

@@ -5,12 +5,20 @@ app.kubernetes.io/part-of: {{ .Values.partOf }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end -}}
 
+{{/* global.imageRegistry/repository, unless the repository names its own registry host. */}}
 {{- define "taugrid-core.image" -}}
 {{- $img := .image -}}
+{{- $registry := dig "imageRegistry" "" (.global | default dict) | trimSuffix "/" -}}
+{{- $host := first (splitList "/" $img.repository) -}}
+{{- $repository := $img.repository -}}
+{{- $ownHost := or (contains "." $host) (contains ":" $host) (eq $host "localhost") -}}
+{{- if and $registry (not (and (contains "/" $img.repository) $ownHost)) -}}
+{{- $repository = printf "%s/%s" $registry $img.repository -}}
+{{- end -}}
 {{- if $img.digest -}}
-{{ $img.repository }}@{{ $img.digest }}
+{{ $repository }}@{{ $img.digest }}
 {{- else -}}
-{{ $img.repository }}:{{ default .appVersion $img.tag }}
+{{ $repository }}:{{ default .appVersion $img.tag }}
 {{- end -}}
 {{- end -}}
 

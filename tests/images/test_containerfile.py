@@ -1,0 +1,112 @@
+"""The Containerfiles are the one description of each image; both builds read them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hack.images.build import DOCKER_DIR, REPO, TITLE_LABEL, image_names
+from hack.images.containerfile import ContainerfileError, parse
+from hack.images.requirements import requirements
+from tau.render.rayjob import DEFAULT_RAY_VERSION
+from tau.render.security import DEFAULT_GID, DEFAULT_UID
+
+
+def _all():
+    return {name: parse(DOCKER_DIR / f"{name}.Containerfile") for name in image_names()}
+
+
+def test_the_project_ships_a_runtime_a_controller_and_a_portal_image():
+    repositories = {n: dict(cf.config.labels)[TITLE_LABEL] for n, cf in _all().items()}
+    assert repositories == {
+        "controller": "tau-core-controller",
+        "portal": "taugrid-portal",
+        "runtime": "tau",
+    }
+
+
+def test_every_image_runs_as_the_numeric_non_root_user_tau_renders_for_restricted_pods():
+    for name, cf in _all().items():
+        assert cf.config.user == f"{DEFAULT_UID}:{DEFAULT_GID}", name
+        assert cf.arg("TAU_UID") == str(DEFAULT_UID), name
+
+
+def test_every_image_puts_the_venv_first_on_path():
+    for name, cf in _all().items():
+        path = dict(cf.config.env)["PATH"]
+        assert path.split(":")[0] == f"{cf.arg('TAU_VENV')}/bin", name
+
+
+def test_the_controller_and_portal_start_their_programs():
+    configs = _all()
+    assert configs["controller"].config.entrypoint == ("python3", "-m", "tau.controller")
+    assert configs["portal"].config.entrypoint == ("taugrid-portal",)
+
+
+def test_the_images_share_one_debian_base():
+    bases = {
+        tuple(cf.arg(a) for a in ("DEBIAN_SUITE", "DEBIAN_PACKAGES", "TAU_UID", "TAU_VENV"))
+        for cf in _all().values()
+    }
+    assert len(bases) == 1
+    # KubeRay's probes run wget in every Ray container; the Ray image needs bash for `bash -lc`.
+    assert "wget" in bases.pop()[1].split()
+
+
+def test_the_runtime_image_installs_the_ray_version_rayjobs_declare():
+    runtime = _all()["runtime"]
+    lines = requirements(REPO / "pyproject.toml", runtime.arg("TAU_EXTRAS").split(","))
+    assert f"ray[default]=={DEFAULT_RAY_VERSION}" in lines
+    assert any(line.startswith("kubernetes") for line in lines)
+    assert any(line.startswith("pyarrow") for line in lines)
+
+
+def test_requirements_expand_self_references_once(tmp_path: Path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "Tau_Grid"\ndependencies = ["pyyaml>=6"]\n'
+        "[project.optional-dependencies]\n"
+        'kube = ["kubernetes>=37"]\n'
+        'all = ["tau-grid[kube]", "rich"]\n'
+        'more = ["tau_grid[all,kube]"]\n'
+    )
+    assert requirements(pyproject, ["more"]) == ["pyyaml>=6", "kubernetes>=37", "rich"]
+    with pytest.raises(KeyError, match="nope"):
+        requirements(pyproject, ["nope"])
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "x.Containerfile"
+    path.write_text('ARG TAU_UID=7\nARG WORDS="a  b"\nFROM scratch\n' + body)
+    return path
+
+
+def test_the_final_stage_config_is_read_with_build_arguments_substituted(tmp_path: Path):
+    cf = parse(
+        _write(
+            tmp_path,
+            "FROM scratch AS final\nENV A=1 \\\n    B=${TAU_UID}/x\n# a comment\n"
+            'LABEL k="v w"\nUSER $TAU_UID\nEXPOSE 80 53/udp\nCMD ["a", "${TAU_UID}"]\n',
+        )
+    )
+    assert cf.arg("WORDS") == "a  b"
+    assert cf.config.env == (("A", "1"), ("B", "7/x"))
+    assert cf.config.labels == (("k", "v w"),)
+    assert cf.config.user == "7"
+    assert cf.config.exposed_ports == ("80/tcp", "53/udp")
+    assert cf.config.cmd == ("a", "7")
+    assert cf.config.entrypoint is None
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("ENTRYPOINT python3 -m tau\n", "exec form"),
+        ("USER ${NOPE}\n", r"\$\{NOPE\} is not a declared build argument"),
+        ("ENV JUSTAWORD\n", "KEY=VALUE"),
+    ],
+)
+def test_forms_the_daemonless_build_cannot_reproduce_are_refused(tmp_path, body, message):
+    with pytest.raises(ContainerfileError, match=message):
+        parse(_write(tmp_path, body))
