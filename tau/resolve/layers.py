@@ -47,9 +47,9 @@ PRIORITY_CLASS_BY_TIER = {"default": "taugrid-default", "priority": "taugrid-pri
 DEFAULT_OUTPUT_ROOT = "/data/checkpoints/workflows"
 DEFAULT_RAY_GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
 DEFAULT_RAY_CPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0"
-# This project's runtime image (Python, tau with the portal extra, Ray): the offload
+# This project's runtime image (docker/runtime.Containerfile: Python, tau, Ray): the offload
 # sidecar's image when neither the run config nor the platform names one.
-DEFAULT_RUNTIME_IMAGE = f"mcr.microsoft.com/aks/ai-runtime/taugrid-runtime:{__version__}"
+DEFAULT_RUNTIME_IMAGE = f"mcr.microsoft.com/aks/ai-runtime/tau:{__version__}"
 DEFAULT_TTL_SECONDS = 28800
 DEFAULT_OFFLOAD_SOURCE = "stellar-online"
 DEFAULT_OFFLOAD_INTERVAL = "2s"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from hack.images.build import DOCKER_DIR, REPO, TITLE_LABEL, image_names
 from hack.images.containerfile import ContainerfileError, parse
@@ -110,3 +111,12 @@ def test_the_final_stage_config_is_read_with_build_arguments_substituted(tmp_pat
 def test_forms_the_daemonless_build_cannot_reproduce_are_refused(tmp_path, body, message):
     with pytest.raises(ContainerfileError, match=message):
         parse(_write(tmp_path, body))
+
+
+def test_the_runtime_image_is_the_one_tau_and_the_chart_default_to():
+    from tau.resolve.layers import DEFAULT_RUNTIME_IMAGE
+
+    repository = dict(_all()["runtime"].config.labels)[TITLE_LABEL]
+    values = yaml.safe_load((REPO / "charts/taugrid/charts/taugrid-core/values.yaml").read_text())
+    assert values["lifecycleRecorder"]["image"]["repository"] == repository
+    assert DEFAULT_RUNTIME_IMAGE.rsplit(":", 1)[0].endswith(f"/{repository}")
