@@ -11,9 +11,8 @@ from .conftest import RenderError
 RECORDER = [
     "taugrid-core.lifecycleRecorder.enabled=true",
     "taugrid-core.lifecycleRecorder.targetNamespace=research",
-    "taugrid-core.lifecycleRecorder.kusto.endpoint=https://adx.example.kusto.windows.net",
-    "taugrid-core.lifecycleRecorder.serviceAccount.annotations"
-    ".azure\\.workload\\.identity/client-id=00000000-0000-0000-0000-000000000000",
+    "taugrid-core.lifecycleRecorder.cluster=local",
+    "taugrid-core.lifecycleRecorder.storeClaim=workspace-store",
 ]
 OURS = {
     ("tau-core-controller", "controller"): "tau-core-controller",
