@@ -448,6 +448,11 @@ def resume(
             raise UsageError("--dry-run applies to cluster runs; a local resume runs at once")
         return local_run.resume(name, config=config, checkpoint=from_, force=force)
     loaded = load(Path(config))
+    if loaded.is_managed or loaded.config.is_managed_dispatch:
+        raise UsageError(
+            f"{config}: tau run resume restarts direct run configs; a managed workflow is "
+            "resubmitted with `tau run --config` (its trainer resumes from its own checkpoints)"
+        )
     overrides = Overrides(
         namespace=namespace, context=context, run_name=name, dry_run=dry_run or ""
     )

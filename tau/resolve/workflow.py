@@ -218,7 +218,13 @@ class _Resolver:
         manifest = self.typed(found)
         kind = manifest.kind()
         name = self.record("name", manifest.resource_name, _where(found.path, "name"))
-        self.record("workload kind", kind, _where(found.path, "run.workload_kind"))
+        declared = manifest.workflow.workload_kind or manifest.run.workload_kind
+        kind_source = (
+            _where(found.path, "run.workload_kind")
+            if declared
+            else Source(Layer.DERIVED, "eval block" if manifest.is_eval else "single pod")
+        )
+        self.record("workload kind", kind, kind_source)
         namespace = self.namespace(manifest)
         queue = self.queue(manifest)
         wpc, ppc = self.priorities(manifest)

@@ -424,3 +424,10 @@ def test_key_vault_flags_on_a_direct_config_are_refused(tmp_path: Path) -> None:
         "error: --key-vault: runtime.env_kv is only supported for workflow.file managed "
         "configs; direct Job/RayJob configs must remove runtime.env_kv or use workflow.file"
     )
+
+
+def test_resume_refuses_a_managed_manifest(tmp_path: Path) -> None:
+    write(tmp_path, CPU_QUICKSTART)
+    result = tau("run", "resume", "tau-aks-cpu-quickstart", "--config", "tau.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "tau run resume restarts direct run configs" in result.stderr
