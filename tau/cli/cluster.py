@@ -19,6 +19,7 @@ from tau.cluster.chart import (
 from tau.errors import RuntimeFailure, UsageError
 
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     help="Install, validate and uninstall the TauGrid distribution on a Kubernetes 1.30+ "
@@ -27,11 +28,13 @@ app = typer.Typer(
     "needs, the readiness report, node/topology diagnostics and the queue drain on uninstall.",
 )
 validate_app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     help="Read-only readiness checks (installation, topology) and opt-in GPU node probes.",
 )
 profiles_app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     help="Inspect ready TauCluster workload profiles.",
@@ -77,9 +80,10 @@ def chart_option() -> typer.Option:
     "webhooks serve before queue objects exist; every main pass uses --reset-values, so pass "
     "your complete values file each time.\n\n"
     "Examples:\n\n"
-    "  tau cluster install --dry-run                      # render summary, nothing applied\n\n"
+    "  tau cluster install --dry-run          # render summary, nothing applied\n\n"
     "  tau cluster install -f taugrid-values.yaml --context prod\n\n"
-    "  tau cluster install --chart ./charts/taugrid --set components.kueue.enabled=false",
+    "  tau cluster install --chart ./charts/taugrid \\\n"
+    "      --set components.kueue.enabled=false",
 )
 def install(
     context: str = context_option(),

@@ -19,6 +19,7 @@ from tau.errors import RuntimeFailure, UsageError
 
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     context_settings=SETTINGS,
@@ -28,6 +29,7 @@ app = typer.Typer(
     "Records are immutable; only aliases move.",
 )
 dataset_app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     context_settings=SETTINGS,
@@ -37,9 +39,13 @@ dataset_app = typer.Typer(
     "runtime.env value; tau replaces it with the version's path under /data at submission.",
 )
 dataset_alias_app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Movable pointers to dataset versions."
+    rich_markup_mode=None,
+    add_completion=False,
+    no_args_is_help=True,
+    help="Movable pointers to dataset versions.",
 )
 model_app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     context_settings=SETTINGS,
@@ -48,9 +54,14 @@ model_app = typer.Typer(
     "(model.json, metrics.json, artifacts.json) into registry rows.",
 )
 model_alias_app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Movable pointers to model runs."
+    rich_markup_mode=None,
+    add_completion=False,
+    no_args_is_help=True,
+    help="Movable pointers to model runs.",
 )
-model_index_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Registry index.")
+model_index_app = typer.Typer(
+    rich_markup_mode=None, add_completion=False, no_args_is_help=True, help="Registry index."
+)
 app.add_typer(dataset_app, name="dataset")
 app.add_typer(model_app, name="model")
 dataset_app.add_typer(dataset_alias_app, name="alias")

@@ -13,6 +13,7 @@ from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.cli.run_lifecycle import _LOG, discover_logs
 
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )

@@ -53,12 +53,13 @@ class LazyRoots(click.Group):
         import typer.main
 
         from tau.cli.boolflags import accept_bool_values
+        from tau.cli.helptext import keep_example_blocks
 
         module = importlib.import_module(root.module)
         app = module.app
         command = app if isinstance(app, click.Command) else typer.main.get_command(app)
         command.name = cmd_name
-        return accept_bool_values(command)
+        return keep_example_blocks(accept_bool_values(command))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, ROOTS[name].help) for name in self.list_commands(ctx)]

@@ -20,12 +20,12 @@ HELP = """Author decorator-based @tau.train / @tau.eval workflows (optional; sta
 projects do not need the Python SDK).
 
 \b
-  tau python inspect MODULE          workflows a module declares, with their manifests
-  tau python build MODULE --out DIR  write the manifests and generated trainers
-  tau python submit MODULE           build and submit (train, then the evals after it)
+  tau python inspect MODULE          a module's workflows and manifests
+  tau python build MODULE --out DIR  write the manifests and trainers
+  tau python submit MODULE           build and submit (train, then evals)
   tau python submit-build DIR        submit a build directory
   tau python bootstrap [DIR]         write a starter workflow.py
-  tau python doctor [MODULE]         check the interpreter, the tau CLI and a module
+  tau python doctor [MODULE]         check the interpreter, tau and a module
 
 Each subcommand takes --help. Set TAU_PYTHON to run them with another interpreter."""
 

@@ -25,16 +25,17 @@ HELP = (
     "connection; flags override them.\n\n"
     "Examples:\n\n"
     "  tau run validate train              # offline check of tau/train.yaml\n"
-    "  tau run train --dry-run=client      # render the workload without submitting it\n"
+    "  tau run train --dry-run=client      # render the workload, submit nothing\n"
     "  tau run train --local              # run it on this machine (no cluster)\n"
     "  tau run --config exp/tau.yaml -n research --context aks-prod\n"
     "  tau run schema -o json              # JSON Schema of the run config\n"
-    "  tau run explain-config              # every field with type, default and status\n\n"
+    "  tau run explain-config              # every field: type, default, status\n\n"
     "Offline rendering against a saved TauWorkloadProfileSnapshot uses "
     "policy.workload_profile_snapshot with --dry-run=client."
 )
 
 app = typer.Typer(
+    rich_markup_mode=None,
     cls=TargetGroup,
     add_completion=False,
     help=HELP,

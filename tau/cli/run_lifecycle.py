@@ -314,6 +314,7 @@ def register(app: typer.Typer) -> None:
     from tau.cli.run_record import RECORD_EPILOG, record
 
     history_app = typer.Typer(
+        rich_markup_mode=None,
         cls=TargetGroup,
         add_completion=False,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},

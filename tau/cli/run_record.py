@@ -12,9 +12,11 @@ from tau.errors import UsageError
 
 RECORD_EPILOG = (
     "\b\nExamples:\n"
-    "  tau run history record -n team-a --cluster aks-1 --store /var/lib/taugrid/store\n"
     "  tau run history record -n team-a --cluster aks-1 \\\n"
-    "      --kusto-endpoint https://adx.westus.kusto.windows.net --kusto-database Metrics"
+    "      --store /var/lib/taugrid/store\n"
+    "  tau run history record -n team-a --cluster aks-1 \\\n"
+    "      --kusto-endpoint https://adx.westus.kusto.windows.net \\\n"
+    "      --kusto-database Metrics"
 )
 
 

@@ -20,6 +20,7 @@ HANDOFF = (
 )
 
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     help=(

@@ -8,7 +8,7 @@ import typer
 
 from tau import __version__
 
-app = typer.Typer(add_completion=False)
+app = typer.Typer(rich_markup_mode=None, add_completion=False)
 
 
 @app.command(help="Print the installed CLI version.")

@@ -15,6 +15,7 @@ from tau.cli.output import Output, dump_yaml, emit, output_option, print_records
 from tau.errors import UsageError
 
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     no_args_is_help=True,
     help="Connect this repository to its TauWorkspace; inspect, create and adopt workspaces.\n\n"
@@ -22,6 +23,7 @@ app = typer.Typer(
     "Platform operators: `create`, `adopt` (preview by default; --apply writes).",
 )
 connection_app = typer.Typer(
+    rich_markup_mode=None,
     cls=TargetGroup,
     add_completion=False,
     help="Verify and pin this repository's workspace connection.\n\n"
@@ -30,7 +32,9 @@ connection_app = typer.Typer(
     "LocalQueue exists and you hold the researcher permissions. Every failure names its layer "
     "(descriptor, access, workspace readiness, authorization) and who fixes it.",
 )
-quota_app = typer.Typer(add_completion=False, no_args_is_help=True, help="Workspace quota.")
+quota_app = typer.Typer(
+    rich_markup_mode=None, add_completion=False, no_args_is_help=True, help="Workspace quota."
+)
 app.add_typer(connection_app, name="connection")
 app.add_typer(quota_app, name="quota")
 
