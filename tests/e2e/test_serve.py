@@ -244,3 +244,45 @@ def test_from_finetune_serves_the_checkpoint_the_run_recorded(platform):
         f'error: --from-finetune no-such-run: no Job or RayJob "no-such-run" in namespace'
         f' "{platform.onboarded}"'
     )
+
+
+def test_a_deployment_redeploys_from_autoscaled_to_fixed_and_scales(platform):
+    autoscaled = platform.serve(
+        "deploy", "web", *deployment_args("--max-replicas", "3", "--cpu", "100m")
+    )
+    assert autoscaled.returncode == 0, autoscaled.stderr
+    hpa = platform.get("hpa", "web", "-n", platform.onboarded)
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
+    refused = platform.serve("scale", "web", "--kind", "deployment", "--replicas", "2")
+    assert refused.returncode == 2
+    assert error_line(refused).startswith(
+        'error: Deployment "web" is autoscaled by HorizontalPodAutoscaler "web" (1..3 replicas)'
+    )
+
+    fixed = platform.serve("deploy", "web", *deployment_args())
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.splitlines()[0] == "removed horizontalpodautoscaler/web"
+    assert platform.get("hpa", "web", "-n", platform.onboarded) is None
+    scaled = platform.serve("scale", "web", "--kind", "deployment", "--replicas", "2")
+    assert scaled.stdout == f"scaled deployment/web to 2 replicas (ns={platform.onboarded})\n"
+    record = json.loads(
+        platform.serve("status", "web", "--kind", "deployment", "-o", "json").stdout
+    )
+    assert (record["desired"], record["autoscaling"]) == (2, None)
+    assert record["endpoint"] == f"http://web.{platform.onboarded}.svc:80"
+
+    deleted = platform.serve("delete", "web", "--kind", "deployment")
+    assert deleted.stdout.splitlines() == [
+        f"deleted deployment/web (ns={platform.onboarded})",
+        f"deleted service/web (ns={platform.onboarded})",
+    ]
+    wait_for(
+        "the Deployment, its pods and Service gone",
+        lambda: (
+            not any(
+                items(platform.cluster, kind, "-n", platform.onboarded, "-l", "app=web")
+                for kind in ("deployment", "replicaset", "pods", "service")
+            )
+        ),
+        timeout=120,
+    )
