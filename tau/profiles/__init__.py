@@ -7,7 +7,8 @@ goes through these, so live status and snapshots are verified one way, upstream'
   byte; `normalize` / `validation_problems`: the canonical form the controller publishes.
 - `read_profile_set(client)` (`tau.profiles.live`) or `accept_status(tau_cluster)`
   (`tau.profiles.select`) → `ProfileSet`: refuses stale, unready or tampered status;
-  `ProfileSet.select(profile=, namespace=, team=, lane=)` picks exactly one ready, applicable
+  `ProfileSet.select(profile=, namespace=, team=, lane=, scopes=)` picks exactly one ready,
+  applicable (in the `scopes` the command authorizes by)
   profile and `Selection.stamps()` gives the annotations to render.
 - `snapshot_from`, `write_snapshot`, `load_snapshot` (`tau.profiles.snapshot`): offline client
   dry-runs read a `TauWorkloadProfileSnapshot` file (ours or upstream's) with the same rules.

@@ -12,7 +12,13 @@ from typing import Any
 from tau import keys
 from tau.api.cluster import SINGLETON_NAME
 from tau.errors import RuntimeFailure, ValidationError
-from tau.profiles.normalize import normal_label, normal_name, profile_set_hash, resolved_profiles
+from tau.profiles.normalize import (
+    SCOPES,
+    normal_label,
+    normal_name,
+    profile_set_hash,
+    resolved_profiles,
+)
 
 PLATFORM = "platform operator (TauCluster cluster)"
 RESEARCHER = "researcher: policy.profile / namespace / team / lane"
@@ -57,11 +63,17 @@ def ready_at(profile: dict[str, Any], generation: int) -> tuple[bool, str]:
 
 
 def applicability_problem(
-    profile: dict[str, Any], namespace: str | None, team: str | None, lane: str | None
+    profile: dict[str, Any],
+    namespace: str | None,
+    team: str | None,
+    lane: str | None,
+    scopes: tuple[str, ...] = SCOPES,
 ) -> str:
     scope = profile.get("applicability") or {}
     asked = {"namespaces": namespace, "teams": team, "lanes": lane}
     for field, value in asked.items():
+        if field not in scopes:
+            continue
         allowed = scope.get(field) or []
         if not allowed:
             continue
@@ -87,8 +99,13 @@ class ProfileSet:
         namespace: str | None = None,
         team: str | None = None,
         lane: str | None = None,
+        scopes: tuple[str, ...] = SCOPES,
     ) -> Selection:
-        """The requested profile, or the unique ready and applicable one."""
+        """The requested profile, or the unique ready and applicable one.
+
+        `scopes` are the applicability scopes the calling command authorizes by; a command
+        whose boundary is the namespace alone (serving) leaves `teams` out rather than
+        inventing a team."""
         if profile:
             wanted = normal_name(profile)
             found = [p for p in self.profiles if p.get("name") == wanted]
@@ -107,7 +124,7 @@ class ProfileSet:
                     f" {self.generation}: {why}",
                     owner=PLATFORM,
                 )
-            problem = applicability_problem(chosen, namespace, team, lane)
+            problem = applicability_problem(chosen, namespace, team, lane, scopes)
             if problem:
                 raise ValidationError(
                     f"workload profile {wanted!r} does not apply here: {problem}", owner=RESEARCHER
@@ -117,7 +134,7 @@ class ProfileSet:
             p
             for p in self.profiles
             if ready_at(p, self.generation)[0]
-            and not applicability_problem(p, namespace, team, lane)
+            and not applicability_problem(p, namespace, team, lane, scopes)
         ]
         if len(usable) == 1:
             return Selection(usable[0], self.generation, self.profile_set_hash, self.source)

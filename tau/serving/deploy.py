@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 FIELD_MANAGER = "tau-serve"
 OWNER = "researcher: service name"
+# Serving is the `serving` lane, and its authorization boundary is the namespace handed over
+# by the platform (the profile's ClusterQueues must feed that namespace's LocalQueue), as in
+# upstream `tau serve`: a profile's team scope does not apply to serving.
+LANE = "serving"
+SCOPES = ("namespaces", "lanes")
 
 
 @dataclass
@@ -51,7 +56,9 @@ def deploy(request: DeployRequest, *, client: KubeClient | None = None) -> Deplo
     from tau.profiles.live import read_profile_set
     from tau.serving.queue import resolve_queue
 
-    selection = read_profile_set(client).select(request.profile, namespace=request.namespace)
+    selection = read_profile_set(client).select(
+        request.profile, namespace=request.namespace, lane=LANE, scopes=SCOPES
+    )
     queue = resolve_queue(client, request.namespace, selection.profile)
     chosen = checkpoints.live(client, request.namespace, wanted) if wanted.live else None
     intent = plan.build(request, parsed, selection, queue.name, chosen or offline_checkpoint)
@@ -75,7 +82,7 @@ def _from_snapshot(request: DeployRequest, parsed: plan.Parsed, checkpoint: Any)
     from tau.profiles.snapshot import load_snapshot
 
     selection = load_snapshot(Path(request.snapshot)).select(
-        request.profile, namespace=request.namespace
+        request.profile, namespace=request.namespace, lane=LANE, scopes=SCOPES
     )
     queue = selection.profile.get("defaultLocalQueue") or ""
     intent = plan.build(request, parsed, selection, queue, checkpoint)
