@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from . import nodeimage
 from .build import BuildError, build
 from .cluster import ClusterError, LocalCluster, start
 
@@ -18,10 +19,16 @@ def default_state_dir() -> Path:
     return Path(base) / "taugrid" / "localcluster" / "default"
 
 
+REGISTRY_ENV = "TAU_LOCAL_REGISTRY"
+
+
 def _env_lines(cluster: LocalCluster) -> list[str]:
     return [
         f"export KUBECONFIG={shlex.quote(str(cluster.kubeconfig))}",
         f"export PATH={shlex.quote(str(cluster.bin_dir))}:$PATH",
+        # Push images here (plain HTTP, e.g. `skopeo copy --dest-tls-verify=false`); pods on
+        # the real node pull them by this same host:port.
+        f"export {REGISTRY_ENV}={shlex.quote(cluster.registry)}",
     ]
 
 
@@ -29,6 +36,9 @@ def _build(_: argparse.Namespace) -> int:
     started = time.monotonic()
     artifacts = build()
     print(f"binaries: {artifacts.bin} ({time.monotonic() - started:.0f}s)", file=sys.stderr)
+    for layout in (nodeimage.build_layout(nodeimage.cache()),
+                   nodeimage.build_python_layout(nodeimage.cache())):  # fmt: skip
+        print(f"image layout: {layout} ({time.monotonic() - started:.0f}s)", file=sys.stderr)
     for name, version in artifacts.versions().items():
         print(f"  {name} {version}", file=sys.stderr)
     return 0
@@ -63,6 +73,7 @@ def _status(args: argparse.Namespace) -> int:
         print(f"{name:<24} {'running' if alive else 'stopped'}")
     ready = cluster.readyz()
     print(f"{'apiserver /readyz':<24} {'ok' if ready else 'not ready'} ({cluster.server})")
+    print(f"{'registry':<24} {cluster.registry}")
     return 0 if ready and components and all(components.values()) else 1
 
 
@@ -86,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         ("up", _up, "start the control plane and print the shell exports to use it"),
         ("down", _down, "stop every process of the cluster"),
         ("status", _status, "show which components run; exit 1 unless all are up"),
-        ("env", _env, "print `export KUBECONFIG=...` and `export PATH=...`"),
+        ("env", _env, f"print `export KUBECONFIG=...`, `PATH=...` and `{REGISTRY_ENV}=...`"),
     ):
         commands.add_parser(name, help=text).set_defaults(handler=handler)
     args = parser.parse_args(argv)

@@ -65,7 +65,15 @@ COMPONENTS = (
         "k8s.io/kubernetes",
         {
             name: f"k8s.io/kubernetes/cmd/{name}"
-            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+            for name in (
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler",
+                "kubectl",
+                # The real node's, from the same version as the control plane.
+                "kubelet",
+                "kube-proxy",
+            )
         },
         _k8s_version_flags(),
     ),
@@ -90,6 +98,19 @@ COMPONENTS = (
         {"kueue": "sigs.k8s.io/kueue/cmd/kueue"},
         ("-X sigs.k8s.io/kueue/pkg/version.GitVersion={version}",),
         {"kueue-crds": "config/components/crd", "kueue-webhook": "config/components/webhook"},
+    ),
+    # Our own main package (modules/coredns/main.go) links only the plugins the node uses.
+    Component(
+        "coredns",
+        "github.com/coredns/coredns",
+        {"coredns": "."},
+        ("-X github.com/coredns/coredns/coremain.GitCommit={version}",),
+    ),
+    Component(
+        "local-path-provisioner",
+        "github.com/rancher/local-path-provisioner",
+        {"local-path-provisioner": "github.com/rancher/local-path-provisioner"},
+        ("-X main.VERSION={version}",),
     ),
     Component(
         "kuberay",

@@ -28,8 +28,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
+
 from . import fixtures as fx
-from . import manifests
+from . import manifests, network, node, nodeimage
 from .build import Artifacts
 from .pki import CertificateAuthority, KeyPair, write_kubeconfig, write_service_account_keys
 
@@ -40,8 +42,11 @@ ADMIN_KUBECONFIG = "admin.kubeconfig"
 # Kueue reads its metrics serving certificate from this fixed path when it does not manage
 # certificates itself (cmd/kueue/main.go); any cluster's certificate will do, so it is shared.
 KUEUE_METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
-# Virtual ranges: addresses in them are written into objects but never connected to.
+# Service ClusterIPs exist only inside the real node's network namespace, where kube-proxy
+# rewrites them; KWOK's pod addresses are written into objects and never connected to. The real
+# node's pods take addresses from its own range (see network.py).
 SERVICE_CIDR = "10.96.0.0/16"
+DNS_SERVICE_IP = "10.96.0.10"
 POD_CIDR = "10.244.0.1/16"
 _PR_SET_PDEATHSIG = 1
 # One loopback port per listener, picked at start so several clusters can coexist.
@@ -58,6 +63,7 @@ _PORT_NAMES = (
     "kuberay_metrics",
     "kuberay_probe",
     "ray_dashboard_proxy",
+    "registry",
 )
 
 
@@ -66,12 +72,13 @@ class ClusterError(RuntimeError):
 
 
 def _free_ports(count: int) -> list[int]:
-    """Ports free right now; holding all sockets until the end avoids handing one out twice."""
+    """Ports free right now on every address (the apiserver and registry listen on all of them,
+    so the node namespace reaches them); holding all sockets avoids handing one out twice."""
     sockets = []
     try:
         for _ in range(count):
             s = socket.socket()
-            s.bind(("127.0.0.1", 0))
+            s.bind(("", 0))
             sockets.append(s)
         return [s.getsockname()[1] for s in sockets]
     finally:
@@ -116,6 +123,10 @@ class ClusterState:
     etcd_data_dir: str
     pids: dict[str, int] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
+    # The real node's network (network.NodeNetwork fields) and the registry's host:port.
+    network: dict[str, str] = field(default_factory=dict)
+    registry: str = ""
+    images: dict[str, str] = field(default_factory=dict)
 
 
 class LocalCluster:
@@ -150,6 +161,30 @@ class LocalCluster:
     @property
     def log_dir(self) -> Path:
         return self.state_dir / "logs"
+
+    @property
+    def registry(self) -> str:
+        """``127.0.0.1:<port>``: push images here (plain HTTP); the real node pulls them by
+        exactly this name."""
+        return self.state.registry
+
+    @property
+    def images(self) -> dict[str, str]:
+        """Images already in the registry, by name (``fixtures.SHELL_IMAGE``, ``pause``)."""
+        return dict(self.state.images)
+
+    def push_image(self, layout: Path, tag: str, repository: str) -> str:
+        """Copy ``tag`` of an OCI image layout into the registry as ``repository:tag`` and
+        return the reference a pod on the real node uses."""
+        return nodeimage.copy(layout, tag, f"{self.registry}/{repository}:{tag}")
+
+    @property
+    def node_network(self) -> network.NodeNetwork | None:
+        return network.load(self.state.network)
+
+    @property
+    def node_layout(self) -> node.NodeLayout:
+        return node.NodeLayout(self.state_dir / "node", network.cluster_id(self.state_dir))
 
     def kubectl(
         self,
@@ -236,6 +271,12 @@ class LocalCluster:
             if process is not None:  # our child: reap it, even if it had already died
                 process.wait(timeout=10)
         shutil.rmtree(self.state.etcd_data_dir, ignore_errors=True)
+        layout = self.node_layout
+        node.teardown(layout)
+        if (net := self.node_network) is not None:
+            net.destroy()
+            (_OWNERS / f"{net.cluster_id}.json").unlink(missing_ok=True)
+        shutil.rmtree(layout.root, ignore_errors=True)
         self.state.pids = {}
         self._save()
 
@@ -261,7 +302,10 @@ class LocalCluster:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             return False
-        ours = Path(exe).parent == self.bin_dir or self._state_arg().encode() in argv
+        # Our binaries, or a system one (containerd, the registry) started on our state dir.
+        ours = Path(exe).parent == self.bin_dir or any(
+            str(self.state_dir).encode() in arg for arg in argv
+        )
         return ours and _alive(pid)
 
     def _state_arg(self) -> str:
@@ -277,11 +321,19 @@ class LocalCluster:
         context.load_cert_chain(self.pki_dir / "admin.crt", self.pki_dir / "admin.key")
         return context
 
-    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+    def _spawn(
+        self,
+        name: str,
+        args: list[str],
+        env: dict[str, str] | None = None,
+        netns: network.NodeNetwork | None = None,
+    ) -> None:
+        """Start one component; with ``netns`` it runs in the node's network namespace (nsenter
+        execs it, so the pid is the component's own)."""
         log = (self.log_dir / f"{name}.log").open("wb")
         executable = args[0] if os.path.isabs(args[0]) else str(self.bin_dir / args[0])
         process = subprocess.Popen(
-            [executable, *args[1:]],
+            [*(netns.enter() if netns else []), executable, *args[1:]],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -427,6 +479,17 @@ def _bring_up(
 
     p = cluster.state.ports
     pki = cluster.pki_dir
+    _sweep_abandoned_nodes()
+    try:
+        net = network.allocate(cluster.state_dir, SERVICE_CIDR)
+    except network.NetworkError as error:
+        raise ClusterError(f"the real node's network namespace: {error}") from error
+    _OWNERS.mkdir(parents=True, exist_ok=True)
+    (_OWNERS / f"{net.cluster_id}.json").write_text(
+        json.dumps({"state_dir": str(cluster.state_dir)})
+    )
+    cluster.state.network = net.to_json()
+    cluster._save()
     ca = CertificateAuthority.create(pki)
     serving = ca.issue(
         "apiserver",
@@ -439,6 +502,7 @@ def _bring_up(
             "kubernetes.default.svc",
             "kubernetes.default.svc.cluster.local",
             "10.96.0.1",
+            net.host_ip,
         ),
     )
     kubelet_client = ca.issue(
@@ -484,6 +548,7 @@ def _bring_up(
         ],
     )
     (Path(cluster.state.etcd_data_dir) / _ETCD_PID_FILE).write_text(str(cluster.state.pids["etcd"]))
+    _start_registry(cluster)
     cluster._wait_component("etcd", lambda: _http_ok(f"{etcd_url}/health"), 60)
     step("etcd ready")
 
@@ -492,8 +557,10 @@ def _bring_up(
         [
             "kube-apiserver",
             f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            # All addresses: the node namespace and its pods reach it at the veth's host end,
+            # which the `kubernetes` Service's endpoint names (in-cluster clients use it).
+            "--bind-address=0.0.0.0",
+            f"--advertise-address={net.host_ip}",
             f"--secure-port={p['apiserver']}",
             f"--tls-cert-file={serving.cert}",
             f"--tls-private-key-file={serving.key}",
@@ -515,9 +582,6 @@ def _bring_up(
             "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             f"--proxy-client-cert-file={front_proxy.cert}",
             f"--proxy-client-key-file={front_proxy.key}",
-            # The default reconciler publishes the advertise address as the `kubernetes` Service's
-            # endpoint, and Endpoints may not hold loopback addresses.
-            "--endpoint-reconciler-type=none",
             "--profiling=false",
         ],
     )
@@ -599,6 +663,13 @@ def _bring_up(
         ],
     )
     cluster.create(fx.node_objects())  # create keeps the status (allocatable) given here
+    _wait_registry(cluster)
+    cluster.state.images = nodeimage.push(
+        nodeimage.build_layout(nodeimage.cache()), cluster.registry
+    )
+    cluster._save()
+    _start_node(cluster, ca, net)
+    step("registry ready, real node starting")
 
     # Kueue: webhook serving cert in its own dir, metrics cert at the hard-coded path.
     kueue_dir = cluster.state_dir / "kueue"
@@ -671,6 +742,8 @@ def _bring_up(
     cluster._wait_component(
         "ray-operator", lambda: _http_ok(f"http://127.0.0.1:{p['kuberay_probe']}/readyz"), 60
     )
+    _wait_node(cluster, net, timeout)
+    step("real node ready")
     cluster._wait_component(
         "kwok",
         lambda: (
@@ -705,3 +778,184 @@ def _ensure_kueue_metrics_cert(ca: CertificateAuthority) -> None:
         tmp = KUEUE_METRICS_CERT_DIR / f".tls.{suffix}.tmp"
         shutil.copyfile(source, tmp)
         tmp.replace(KUEUE_METRICS_CERT_DIR / f"tls.{suffix}")
+
+
+_REGISTRY_CONFIG = """\
+version: 0.1
+log: {{level: warn, accesslog: {{disabled: true}}}}
+storage:
+  filesystem: {{rootdirectory: {data}}}
+  delete: {{enabled: true}}
+http: {{addr: "0.0.0.0:{port}"}}
+"""
+
+
+# One record per running real node: which state dir owns it, so a later start can clean up
+# after a session that was killed (its containers, mounts and namespace outlive it).
+_OWNERS = Path("/run/taugrid-localcluster")
+
+
+def _sweep_abandoned_nodes() -> None:
+    for record in sorted(_OWNERS.glob("*.json")) if _OWNERS.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            state_dir = Path(json.loads(record.read_text())["state_dir"])
+            try:
+                owner: LocalCluster | None = LocalCluster.load(state_dir)
+            except ClusterError:
+                owner = None
+            if owner is not None and any(owner.component_status().values()):
+                continue
+            ident = record.stem
+            node.teardown(node.NodeLayout(state_dir / "node", ident))
+            network.NodeNetwork(ident, "0.0.0.0/24").destroy()
+            record.unlink()
+
+
+def _start_registry(cluster: LocalCluster) -> None:
+    """Debian's distribution (v2) registry; all addresses, so the node namespace reaches it."""
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        raise ClusterError("docker-registry is not installed (run hack/setup/15-node-packages.sh)")
+    directory = cluster.state_dir / "registry"
+    (directory / "data").mkdir(parents=True, exist_ok=True)
+    config = directory / "config.yml"
+    port = cluster.state.ports["registry"]
+    config.write_text(_REGISTRY_CONFIG.format(data=directory / "data", port=port))
+    cluster.state.registry = f"127.0.0.1:{port}"
+    cluster._spawn("registry", [binary, "serve", str(config)])
+
+
+def _wait_registry(cluster: LocalCluster) -> None:
+    cluster._wait_component("registry", lambda: _http_ok(f"http://{cluster.registry}/v2/"), 60)
+
+
+def _node_env() -> dict[str, str]:
+    path = os.environ.get("PATH", "")
+    return {"PATH": os.pathsep.join([path, "/usr/local/sbin", "/usr/sbin", "/sbin"])}
+
+
+def _start_node(cluster: LocalCluster, ca: CertificateAuthority, net: network.NodeNetwork) -> None:
+    """containerd, kubelet, kube-proxy and CoreDNS in the node namespace, talking to the
+    apiserver at the veth's host end; local-path-provisioner beside the other controllers."""
+    layout = cluster.node_layout
+    for directory in (
+        layout.containerd_root,
+        layout.containerd_state,
+        layout.cni_conf_dir,
+        layout.kubelet_dir,
+        layout.pod_logs,
+        layout.local_path,
+    ):
+        directory.mkdir(parents=True, exist_ok=True)
+    inside = f"https://{net.host_ip}:{cluster.state.ports['apiserver']}"
+
+    def node_kubeconfig(name: str, cn: str, orgs: tuple[str, ...] = ()) -> Path:
+        return write_kubeconfig(
+            layout.root / f"{name}.kubeconfig", inside, ca, ca.issue(name, cn, orgs), cn
+        )
+
+    containerd = shutil.which("containerd")
+    if containerd is None:
+        raise ClusterError("containerd is not installed (run hack/setup/15-node-packages.sh)")
+    hosts = layout.registry_hosts / cluster.registry
+    hosts.mkdir(parents=True, exist_ok=True)
+    (hosts / "hosts.toml").write_text(node.registry_hosts_toml(cluster.registry, net))
+    layout.containerd_config.write_text(
+        node.containerd_config(layout, cluster.state.images[nodeimage.PAUSE_TAG])
+    )
+    (layout.cni_conf_dir / "10-taugrid.conflist").write_text(
+        json.dumps(node.cni_config(net), indent=2)
+    )
+    node.prepare_cgroups(layout)
+    env = _node_env()
+    cluster._spawn(
+        "containerd", [containerd, f"--config={layout.containerd_config}"], env=env, netns=net
+    )
+
+    kubelet_kubeconfig = node_kubeconfig(
+        "kubelet", f"system:node:{fx.REAL_NODE}", ("system:nodes",)
+    )
+    resolv = layout.root / "resolv.conf"
+    resolv.write_text("# pods use the cluster DNS; nothing upstream is reachable\n")
+    kubelet_config = layout.root / "kubelet.yaml"
+    kubelet_config.write_text(
+        yaml.safe_dump(
+            node.kubelet_config(layout, net, ca.pair.cert, DNS_SERVICE_IP, resolv),
+            sort_keys=False,
+        )
+    )
+    labels = ",".join(f"{k}={v}" for k, v in fx.REAL_NODE_LABELS.items())
+    cluster._spawn(
+        "kubelet",
+        [
+            "kubelet",
+            f"--config={kubelet_config}",
+            f"--kubeconfig={kubelet_kubeconfig}",
+            f"--root-dir={layout.kubelet_dir}",
+            f"--cert-dir={layout.kubelet_dir / 'pki'}",
+            f"--hostname-override={fx.REAL_NODE}",
+            f"--node-ip={net.node_ip}",
+            f"--node-labels={labels}",
+            "--v=1",
+        ],
+        env=env,
+        netns=net,
+    )
+
+    proxy_config = layout.root / "kube-proxy.yaml"
+    proxy_config.write_text(
+        yaml.safe_dump(
+            node.kube_proxy_config(node_kubeconfig("kube-proxy", "system:kube-proxy"), net),
+            sort_keys=False,
+        )
+    )
+    cluster._spawn("kube-proxy", ["kube-proxy", f"--config={proxy_config}"], env=env, netns=net)
+
+    cluster.apply(node.dns_objects(net, DNS_SERVICE_IP))
+    corefile = layout.root / "Corefile"
+    corefile.write_text(
+        node.corefile(net, node_kubeconfig("coredns", "coredns", ("system:masters",)))
+    )
+    cluster._spawn("coredns", ["coredns", "-conf", str(corefile)], netns=net)
+
+    cluster.apply(node.local_path_objects(layout, cluster.state.images[fx.SHELL_IMAGE]))
+    provisioner = cluster.state_dir / "local-path-provisioner.kubeconfig"
+    write_kubeconfig(
+        provisioner,
+        cluster.server,
+        ca,
+        ca.issue("local-path-provisioner", "local-path-provisioner", ("system:masters",)),
+        "local-path-provisioner",
+    )
+    cluster._spawn(
+        "local-path-provisioner",
+        [
+            "local-path-provisioner",
+            "start",
+            f"--kubeconfig={provisioner}",
+            f"--provisioner-name={fx.LOCAL_PATH_PROVISIONER}",
+            f"--namespace={node.LOCAL_PATH_NAMESPACE}",
+            f"--service-account-name={node.LOCAL_PATH_SERVICE_ACCOUNT}",
+            f"--helper-image={cluster.state.images[fx.SHELL_IMAGE]}",
+            "--configmap-name=local-path-config",
+        ],
+    )
+
+
+def _node_ready(cluster: LocalCluster) -> bool:
+    result = cluster.kubectl("get", "node", fx.REAL_NODE, "-o", "json", check=False)
+    if result.returncode != 0:
+        return False
+    conditions = json.loads(result.stdout).get("status", {}).get("conditions") or []
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+
+def _wait_node(cluster: LocalCluster, net: network.NodeNetwork, timeout: float) -> None:
+    for name in ("containerd", "kube-proxy", "coredns", "local-path-provisioner"):
+        process = cluster._processes[name]
+        if process.poll() is not None:
+            raise ClusterError(
+                f"{name} exited with code {process.returncode}{cluster._log_tail(name)}"
+            )
+    cluster._wait_component("kubelet", lambda: _node_ready(cluster), timeout)
+    cluster._wait_component("coredns", lambda: _http_ok(f"http://{net.node_ip}:8181/ready"), 60)

@@ -36,6 +36,37 @@ GPU_TOLERATION: dict[str, str] = {
 GPU_CLASS_H200 = "h200-141gb"
 GPU_CLASS_A100 = "a100-80gb"
 
+# --- the real node: a kubelet running containers, beside the fake nodes -----------------------
+# Tainted, so nothing lands there by accident (KWOK outcomes stay KWOK's); the Kueue flavor
+# REAL_FLAVOR adds the toleration, and a pod (or a tau target's policy.node_selector) picks it
+# with REAL_NODE_SELECTOR.
+REAL_POOL_NAME = "real"
+REAL_NODE = "real-cpu-0"
+REAL_NODE_TAINT_KEY = "tau.azure.com/real-node"
+REAL_NODE_TAINT: dict[str, str] = {
+    "key": REAL_NODE_TAINT_KEY,
+    "value": "true",
+    "effect": "NoSchedule",
+}
+REAL_NODE_TOLERATION: dict[str, str] = {
+    "key": REAL_NODE_TAINT_KEY,
+    "operator": "Equal",
+    "value": "true",
+    "effect": "NoSchedule",
+}
+REAL_NODE_SELECTOR: dict[str, str] = {AGENTPOOL_LABEL: REAL_POOL_NAME}
+REAL_NODE_LABELS: dict[str, str] = {
+    "type": "real",
+    AGENTPOOL_LABEL: REAL_POOL_NAME,
+    "agentpool": REAL_POOL_NAME,
+}
+# Workload PVCs on the real node: local-path-provisioner, volumes under the cluster's state dir.
+STORAGE_CLASS = "taugrid-local-path"
+LOCAL_PATH_PROVISIONER = "rancher.io/local-path"
+# The images every real pod can use without pushing anything: busybox (sh, nslookup, nc, wget),
+# running as nobody. LocalCluster.images maps these names to references in the cluster registry.
+SHELL_IMAGE = "shell"
+
 # --- KWOK: which nodes it fakes, and how pods end -------------------------------------------
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_NODE_ANNOTATION_VALUE = "fake"
@@ -72,6 +103,10 @@ CLUSTER_QUEUE = "jobqueue"
 CPU_FLAVOR = "taugrid-default-cpu"
 GPU_FLAVOR_H200 = f"taugrid-gpu-{GPU_CLASS_H200}"
 GPU_FLAVOR_A100 = f"taugrid-gpu-{GPU_CLASS_A100}"
+# Last in the ClusterQueue, with the node's two cores as quota: a workload lands there when it
+# selects the real pool, or when the fake CPU pool's quota is used up and it still fits here.
+REAL_FLAVOR = "taugrid-real-cpu"
+REAL_FLAVOR_QUOTA = {"cpu": "2", "memory": "4Gi"}
 TOPOLOGY = "default-node-topology"
 PRIORITY_DEFAULT = "taugrid-default"  # PriorityClass and WorkloadPriorityClass, value 1000
 PRIORITY_HIGH = "taugrid-priority"  # PriorityClass and WorkloadPriorityClass, value 1200
@@ -229,6 +264,24 @@ def kueue_objects() -> list[dict[str, Any]]:
                 ],
             }
         )
+    objects.append(
+        {
+            "apiVersion": api,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": REAL_FLAVOR},
+            "spec": {"nodeLabels": dict(REAL_NODE_SELECTOR), "tolerations": [REAL_NODE_TOLERATION]},
+        }
+    )
+    flavor_quotas.append(
+        {
+            "name": REAL_FLAVOR,
+            "resources": [
+                {"name": "cpu", "nominalQuota": REAL_FLAVOR_QUOTA["cpu"]},
+                {"name": "memory", "nominalQuota": REAL_FLAVOR_QUOTA["memory"]},
+                {"name": GPU_RESOURCE, "nominalQuota": "0"},
+            ],
+        }
+    )
     objects.append(
         {
             "apiVersion": api,

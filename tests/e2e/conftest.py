@@ -9,6 +9,7 @@ A cluster that cannot be built or started fails the tests: end-to-end tests neve
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Iterator
@@ -22,7 +23,14 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from hack.localcluster import BuildError, ClusterError, LocalCluster, build, start  # noqa: E402
+from hack.localcluster import (  # noqa: E402
+    BuildError,
+    ClusterError,
+    LocalCluster,
+    build,
+    nodeimage,
+    start,
+)
 
 REUSE_ENV = "TAU_E2E_KUBECONFIG"
 
@@ -71,3 +79,36 @@ def namespace(local_cluster: LocalCluster, request: pytest.FixtureRequest) -> It
     local_cluster.kubectl("create", "namespace", name)
     yield name
     local_cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="session")
+def python_image(local_cluster: LocalCluster) -> str:
+    """A Debian image with bash and python3 (minimal stdlib), in the cluster's registry, for
+    workloads on the real node (built once per machine, pushed once per session)."""
+    try:
+        layout = nodeimage.build_python_layout(nodeimage.cache())
+    except BuildError as error:
+        pytest.fail(f"the real node's python image could not be built: {error}", pytrace=False)
+    return local_cluster.push_image(layout, nodeimage.python_tag(), nodeimage.PYTHON_REPOSITORY)
+
+
+@pytest.fixture(scope="session")
+def torchrun_image(local_cluster: LocalCluster) -> str:
+    """``python_image`` plus tests/e2e/torch_standin as the ``torch`` package: the stdlib
+    stand-in for ``python3 -m torch.distributed.run`` (see its docstring)."""
+    try:
+        base = nodeimage.build_python_layout(nodeimage.cache())
+        tag = f"{nodeimage.python_tag()}-torchrun-standin"
+        layout = nodeimage.insert(
+            base,
+            nodeimage.python_tag(),
+            Path(__file__).parent / "torch_standin" / "torch",
+            "/usr/local/lib/python3.11/dist-packages/torch",
+            tag,
+        )
+    except BuildError as error:
+        pytest.fail(f"the torchrun stand-in image could not be built: {error}", pytrace=False)
+    try:
+        return local_cluster.push_image(layout, tag, nodeimage.PYTHON_REPOSITORY)
+    finally:
+        shutil.rmtree(layout.parent, ignore_errors=True)

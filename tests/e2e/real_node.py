@@ -1,0 +1,88 @@
+"""Pods for the local cluster's real node: what a test needs to run a container there.
+
+Every pod here passes Pod Security ``restricted`` (non-root, no privilege escalation, no
+capabilities, the runtime's seccomp profile), so tests run them in namespaces that enforce it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hack.localcluster import LocalCluster, wait_until
+from hack.localcluster import fixtures as fx
+
+RESTRICTED = {
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "pod-security.kubernetes.io/enforce-version": "latest",
+}
+
+CONTAINER_SECURITY: dict[str, Any] = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "runAsNonRoot": True,
+    "runAsUser": 65534,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def enforce_restricted(cluster: LocalCluster, namespace: str) -> None:
+    labels = [f"{key}={value}" for key, value in RESTRICTED.items()]
+    cluster.kubectl("label", "namespace", namespace, "--overwrite", *labels)
+
+
+def shell_pod(
+    cluster: LocalCluster,
+    name: str,
+    script: str,
+    *,
+    restart: str = "Never",
+    labels: dict[str, str] | None = None,
+    volumes: list[dict[str, Any]] | None = None,
+    mounts: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A busybox pod pinned to the real node, running ``script`` with ``sh -c``."""
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": cluster.images[fx.SHELL_IMAGE],
+        "command": ["sh", "-c", script],
+        "securityContext": CONTAINER_SECURITY,
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+    }
+    if mounts:
+        container["volumeMounts"] = mounts
+    spec: dict[str, Any] = {
+        "restartPolicy": restart,
+        "nodeSelector": dict(fx.REAL_NODE_SELECTOR),
+        "tolerations": [fx.REAL_NODE_TOLERATION],
+        "securityContext": {"fsGroup": 65534},
+        "containers": [container],
+    }
+    if volumes:
+        spec["volumes"] = volumes
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {"app": name}},
+        "spec": spec,
+    }
+
+
+def pod_phase(cluster: LocalCluster, namespace: str, name: str) -> str:
+    result = cluster.kubectl(
+        "get", "pod", name, "-n", namespace, "-o", "jsonpath={.status.phase}", check=False
+    )
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def wait_for_phase(
+    cluster: LocalCluster, namespace: str, name: str, phases: set[str], timeout: float = 120
+) -> str:
+    def describe() -> str:
+        return "\n" + cluster.kubectl("describe", "pod", name, "-n", namespace, check=False).stdout
+
+    return wait_until(
+        f"pod {namespace}/{name} to reach {sorted(phases)}",
+        lambda: (phase := pod_phase(cluster, namespace, name)) in phases and phase,
+        timeout,
+        describe,
+    )
