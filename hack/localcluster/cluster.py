@@ -866,7 +866,6 @@ def _start_node(cluster: LocalCluster, ca: CertificateAuthority, net: network.No
     (layout.cni_conf_dir / "10-taugrid.conflist").write_text(
         json.dumps(node.cni_config(net), indent=2)
     )
-    node.prepare_cgroups(layout)
     env = _node_env()
     cluster._spawn(
         "containerd", [containerd, f"--config={layout.containerd_config}"], env=env, netns=net

@@ -7,7 +7,8 @@ CAP_SYS_RESOURCE):
 
 - kubelet: ``failCgroupV1: false``, ``cgroupDriver: cgroupfs``, ``cgroupsPerQOS: false`` and no
   node-allocatable enforcement. Pods are still limited: runc writes each container's memory and
-  CPU limits into its own cgroup, under a per-cluster ``cgroupRoot`` that ``down`` empties.
+  CPU limits into the container's own cgroup (containerd's ``/k8s.io/<container id>``, since
+  without QoS cgroups the kubelet names no parent); ``down`` removes the ones this node made.
 - containerd's CRI plugin: ``restrict_oom_score_adj`` (a negative ``oom_score_adj`` is refused, and
   every sandbox would fail with runc's "can't get final child's PID from pipe: EOF"); the pause
   image comes from the cluster's own registry; pod namespaces are mounted under its state dir.
@@ -84,8 +85,9 @@ class NodeLayout:
         return self.root / "local-path"
 
     @property
-    def cgroup_parent(self) -> str:
-        return f"/taugrid-{self.cluster_id}"
+    def task_bundles(self) -> Path:
+        """One directory per live container, its OCI ``config.json`` naming its cgroup."""
+        return self.containerd_state / "io.containerd.runtime.v2.task"
 
 
 def containerd_config(layout: NodeLayout, sandbox_image: str) -> str:
@@ -194,7 +196,6 @@ def kubelet_config(
         "failCgroupV1": False,
         "cgroupDriver": "cgroupfs",
         "cgroupsPerQOS": False,
-        "cgroupRoot": layout.cgroup_parent,
         "enforceNodeAllocatable": [],
         "failSwapOn": False,
         "containerRuntimeEndpoint": f"unix://{layout.containerd_socket}",
@@ -365,12 +366,6 @@ def local_path_objects(layout: NodeLayout, helper_image: str) -> list[dict[str, 
     ]
 
 
-def prepare_cgroups(layout: NodeLayout) -> None:
-    """Create the pods' cgroup parent in every v1 hierarchy, so runc nests containers in it."""
-    for hierarchy in _hierarchies():
-        (hierarchy / layout.cgroup_parent.lstrip("/")).mkdir(exist_ok=True)
-
-
 def _hierarchies() -> list[Path]:
     if not _CGROUP_ROOT.is_dir():
         return []
@@ -381,12 +376,30 @@ def _hierarchies() -> list[Path]:
     ]
 
 
-def _pids_in(directory: Path) -> set[int]:
-    pids: set[int] = set()
-    for procs in directory.rglob("cgroup.procs"):
-        with contextlib.suppress(OSError, ValueError):
-            pids |= {int(line) for line in procs.read_text().split()}
-    return pids
+def _container_cgroups(layout: NodeLayout) -> set[str]:
+    paths = set()
+    for config in layout.task_bundles.glob("*/*/config.json"):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            path = json.loads(config.read_text())["linux"]["cgroupsPath"]
+            if path:
+                paths.add(path.strip("/"))
+    return paths
+
+
+def _descendants(roots: set[int]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(proc.name))
+    found, todo = set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += children.get(pid, [])
+    return found
 
 
 def _shim_pids(layout: NodeLayout) -> set[int]:
@@ -402,12 +415,18 @@ def _shim_pids(layout: NodeLayout) -> set[int]:
 
 
 def teardown(layout: NodeLayout) -> None:
-    """After the node's daemons stopped: kill its containers and shims, unmount their
-    filesystems and namespaces, and remove its cgroups. Idempotent."""
+    """After the node's daemons stopped: kill its shims and every container process under them
+    (shims are subreapers, so nothing escapes), unmount the node's filesystems and pod network
+    namespaces, and remove the containers' cgroups. Idempotent."""
+    cgroups = _container_cgroups(layout)
     for _ in range(20):
-        victims = _shim_pids(layout)
+        victims = _descendants(_shim_pids(layout))
         for hierarchy in _hierarchies():
-            victims |= _pids_in(hierarchy / layout.cgroup_parent.lstrip("/"))
+            for path in cgroups:
+                with contextlib.suppress(OSError, ValueError):
+                    victims |= {
+                        int(p) for p in (hierarchy / path / "cgroup.procs").read_text().split()
+                    }
         if not victims:
             break
         for pid in victims:
@@ -416,14 +435,9 @@ def teardown(layout: NodeLayout) -> None:
         time.sleep(0.2)
     _unmount_under(layout.root)
     for hierarchy in _hierarchies():
-        parent = hierarchy / layout.cgroup_parent.lstrip("/")
-        if parent.is_dir():
-            for child in sorted(parent.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-                if child.is_dir():
-                    with contextlib.suppress(OSError):
-                        child.rmdir()
+        for path in cgroups:
             with contextlib.suppress(OSError):
-                parent.rmdir()
+                (hierarchy / path).rmdir()
 
 
 def _unmount_under(root: Path) -> None:
