@@ -39,6 +39,7 @@ KUBELET_PORT = 10250
 LOCAL_PATH_NAMESPACE = "local-path-storage"
 LOCAL_PATH_SERVICE_ACCOUNT = "local-path-provisioner"
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTAINER_LOG_LINKS = Path("/var/log/containers")
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,12 @@ def teardown(layout: NodeLayout) -> None:
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.2)
     _unmount_under(layout.root)
+    # The kubelet links every container log into this fixed directory, named by pod and
+    # container id; only the links into this node's log directory are ours.
+    for link in CONTAINER_LOG_LINKS.glob("*.log") if CONTAINER_LOG_LINKS.is_dir() else []:
+        with contextlib.suppress(OSError):
+            if os.readlink(link).startswith(str(layout.pod_logs) + "/"):
+                link.unlink()
     for hierarchy in _hierarchies():
         for path in cgroups:
             with contextlib.suppress(OSError):
