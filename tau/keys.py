@@ -150,6 +150,7 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 AKS_NODE_MODE = "kubernetes.azure.com/mode"
 AZURE_WORKLOAD_IDENTITY_USE = "azure.workload.identity/use"
 NVIDIA_GPU = "nvidia.com/gpu"
+NVIDIA_MIG_PREFIX = "nvidia.com/mig-"  # + a MIG profile such as 1g.10gb
 ADX_MON_SCRAPE = "adx-mon/scrape"
 ADX_MON_PORT = "adx-mon/port"
 

@@ -166,6 +166,8 @@ class RunIntent:
     gpus: int = 0
     workers: int = 1
     gpus_per_worker: int = 0
+    # `nvidia.com/gpu`, or a MIG slice such as `nvidia.com/mig-1g.10gb` (RayJob workers only).
+    gpu_resource: str = "nvidia.com/gpu"
     resources: Resources = field(default_factory=Resources)
     head_resources: Resources = field(default_factory=Resources)
     worker_resources: Resources = field(default_factory=Resources)

@@ -263,8 +263,8 @@ def _role_resources(intent: RunIntent, role: Resources, *, gpu_worker: bool) -> 
         out["requests"][resource] = request or defaults["requests"][resource]
         out["limits"][resource] = limit or defaults["limits"][resource]
     if gpu_worker:
-        out["requests"][keys.NVIDIA_GPU] = str(intent.gpus_per_worker)
-        out["limits"][keys.NVIDIA_GPU] = str(intent.gpus_per_worker)
+        out["requests"][intent.gpu_resource] = str(intent.gpus_per_worker)
+        out["limits"][intent.gpu_resource] = str(intent.gpus_per_worker)
     return out
 
 

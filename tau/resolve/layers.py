@@ -343,6 +343,7 @@ class _Resolver:
             gpus=gpus,
             workers=workers,
             gpus_per_worker=gpus_per_worker,
+            gpu_resource=self.resolve_gpu_resource(),
             resources=self.resources(""),
             head_resources=self.resources("head_"),
             worker_resources=self.resources("worker_"),
@@ -581,6 +582,17 @@ class _Resolver:
                     f"value {value!r}",
                     owner=RESEARCHER,
                 )
+
+    def resolve_gpu_resource(self) -> str:
+        """The extended resource GPU workers request: whole GPUs, or the MIG slice named."""
+        compute = self.model.compute
+        if compute is not None and compute.mig_profile:
+            return self.record(
+                "compute.gpu_resource",
+                keys.NVIDIA_MIG_PREFIX + compute.mig_profile,
+                self.file("compute.mig_profile"),
+            )
+        return keys.NVIDIA_GPU
 
     def resolve_queue(self) -> str:
         candidates: list[tuple[str, Source]] = []

@@ -148,6 +148,11 @@ class ObservabilityRules(Base):
         profiler = self.config.profiler
         if profiler is None:
             return
+        self.add(
+            ("profiler",),
+            "profiler is reserved: this build renders no nsys/ncu wrapper, so the run would not "
+            "be profiled; remove the profiler block",
+        )
         mode = profiler.mode
         if mode not in ("nsys", "ncu"):
             self.add(

@@ -133,6 +133,12 @@ class WorkloadRules(Base):
                     f'{self.intent} cannot use compute.gpu_resource_mode="{mode}"; '
                     "RayJobs support device-plugin and mig GPUs",
                 )
+        if compute.gpu_resource_mode == "mig" and not job and compute.mig_profile is None:
+            self.add(
+                ("compute", "gpu_resource_mode"),
+                "compute.gpu_resource_mode=mig needs compute.mig_profile, the slice each worker "
+                "gets (for example 1g.10gb)",
+            )
         if compute.mig_profile is not None:
             if job:
                 self.add(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 
@@ -80,6 +81,17 @@ def test_worker_group_replicas_and_gpus():
         "value": "gpu",
         "effect": "NoSchedule",
     } in tolerations
+
+
+def test_mig_workers_request_their_slice_instead_of_whole_gpus():
+    intent = dataclasses.replace(rayjob_2x8(), gpu_resource="nvidia.com/mig-1g.10gb")
+    obj = rayjob_of(intent)
+    _, worker = head_and_worker(obj)
+    resources = worker["template"]["spec"]["containers"][0]["resources"]
+    assert resources["requests"]["nvidia.com/mig-1g.10gb"] == "8"
+    assert keys.NVIDIA_GPU not in resources["requests"]
+    assert keys.NVIDIA_GPU not in resources["limits"]
+    validate_rendered([obj])
 
 
 def test_distributed_env_contract():
