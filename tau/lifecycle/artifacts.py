@@ -93,6 +93,10 @@ def is_directory(path: str) -> bool:
 
 
 def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> dict[str, Any]:
+    """The reader, placed like every helper pod (the platform's TAU_HELPER_* knobs)."""
+    from tau.data.podroot import placement
+
+    where = placement()
     restricted = {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
@@ -115,7 +119,7 @@ def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
             "containers": [
                 {
                     "name": "reader",
-                    "image": READER_IMAGE,
+                    "image": where.pop("image"),
                     "command": ["sh", "-c", script, "tau-get", path],
                     "securityContext": restricted,
                     "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
@@ -125,6 +129,7 @@ def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
             "volumes": [
                 {"name": "results", "persistentVolumeClaim": {"claimName": pvc, "readOnly": True}}
             ],
+            **where,
         },
     }
 

@@ -23,6 +23,8 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
+from images_fixture import local_images  # noqa: E402,F401  (this checkout's images, by digest)
+
 from hack.localcluster import (  # noqa: E402
     BuildError,
     ClusterError,

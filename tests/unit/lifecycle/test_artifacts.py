@@ -40,3 +40,16 @@ def test_the_reader_pod_mounts_the_claim_read_only_and_runs_restricted():
     assert container["securityContext"]["runAsNonRoot"] is True
     assert pod["spec"]["automountServiceAccountToken"] is False
     assert mount_point("/data/checkpoints/x") == "/data"
+
+
+def test_the_reader_pod_is_placed_like_every_helper_pod(monkeypatch):
+    """A registry mirror and a dedicated pool: the platform's TAU_HELPER_* knobs apply."""
+    monkeypatch.setenv("TAU_HELPER_IMAGE", "registry.example.com/busybox:1.36.1")
+    monkeypatch.setenv("TAU_HELPER_NODE_SELECTOR", "agentpool=system")
+    monkeypatch.setenv("TAU_HELPER_TOLERATIONS", "tau.azure.com/real-node:NoSchedule")
+    pod = reader_pod("research", "blob-training", "/data", 'cat -- "$1"', "/data/out/x")
+    assert pod["spec"]["containers"][0]["image"] == "registry.example.com/busybox:1.36.1"
+    assert pod["spec"]["nodeSelector"] == {"agentpool": "system"}
+    assert pod["spec"]["tolerations"] == [
+        {"key": "tau.azure.com/real-node", "operator": "Exists", "effect": "NoSchedule"}
+    ]
