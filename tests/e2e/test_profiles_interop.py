@@ -2,8 +2,9 @@
 
 The controller publishes profiles on the local control plane, `tau cluster profiles export`
 writes the snapshot, and `tau run --dry-run=client` renders from it offline. Snapshots whose
-hash Go computed — upstream's published fixture and Go `encoding/json` vectors — go through
-the same `tau run` path: the hash verifies, so only the profile's own scope decides.
+hash Go computed go through the same loader: Go `encoding/json` vectors render through
+`tau run`, and upstream's published fixture — a serving profile — renders through
+`tau serve deploy --dry-run=client` (and `tau run` refuses it only for its lane).
 """
 
 from __future__ import annotations
@@ -213,3 +214,37 @@ def test_upstream_snapshot_fixture_verifies_and_only_its_scope_decides(project, 
     line = error_line(result)
     assert "'h100-nvl-8node' does not apply here: lane 'training' is not in serving" in line
     assert "owner: researcher" in line
+
+
+def test_upstream_serving_snapshot_renders_offline_through_tau_serve(project, offline_env):
+    shutil.copy(UPSTREAM_SNAPSHOT, project / UPSTREAM_SNAPSHOT.name)
+    published = yaml.safe_load(UPSTREAM_SNAPSHOT.read_text())
+    (fixture_profile,) = published["profiles"]
+    gpus = fixture_profile["gpusPerWorker"] * fixture_profile["workerCount"]
+    result = run_tau(
+        "serve",
+        "deploy",
+        "upstream-model",
+        "--profile",
+        "h100-nvl-8node",
+        "--nodes",
+        str(fixture_profile["workerCount"]),
+        "--image",
+        "example.invalid/ray:fixture",
+        "-n",
+        "taugrid-default",
+        "--dry-run=client",
+        "--workload-profile-snapshot",
+        UPSTREAM_SNAPSHOT.name,
+        cwd=project,
+        env=offline_env,
+    )
+    assert result.returncode == 0, result.stderr
+    (service,) = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    assert service["kind"] == "RayService"
+    annotations = service["metadata"]["annotations"]
+    assert published["profileSetHash"].startswith("ee32774f")
+    assert annotations[keys.WORKLOAD_PROFILE_SET_HASH] == published["profileSetHash"]
+    assert annotations[keys.TAU_CLUSTER_GENERATION] == str(published["tauClusterGeneration"])
+    assert annotations[keys.WORKLOAD_PROFILE] == "h100-nvl-8node"
+    assert annotations[keys.GPU_COUNT] == str(gpus) == "8"
