@@ -240,7 +240,7 @@ def _prepare_workflow(
         say(f"warning: {warning}")
     intent = resolution.intent
     _check_local_queue(kube, intent.queue, intent.namespace)
-    if intent.key_vault is not None:
+    if intent.key_vault is not None and overrides.dry_run != "client":
         _check_secrets_store(kube, intent.namespace)
     return Prepared(loaded, resolution, kube, replace(target, namespace=intent.namespace), system)
 

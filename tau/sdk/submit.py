@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -110,6 +109,13 @@ def submit_module(
     say: Callable[[str], None] = _stderr,
 ) -> int:
     refuse_inside_a_workload()
-    with tempfile.TemporaryDirectory(prefix="tau-python-") as directory:
-        build(source, Path(directory) / "build", overrides)
-        return submit_build(Path(directory) / "build", dry_run=dry_run, context=context, say=say)
+    directory = build_directory(source)
+    build(source, directory, overrides)
+    return submit_build(directory, dry_run=dry_run, context=context, say=say)
+
+
+def build_directory(source: Path) -> Path:
+    """Where `submit` builds: beside the module, so `tau run` finds the repository's
+    workspace connection from the manifests' location."""
+    source = Path(source)
+    return source.resolve().parent / ".tau" / "python-build" / source.stem

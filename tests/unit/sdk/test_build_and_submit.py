@@ -213,3 +213,17 @@ def test_an_eval_after_an_unknown_train_is_refused(tmp_path: Path) -> None:
     module.write_text("import tau\n@tau.eval(name='e', after='missing')\ndef e(ctx):\n    pass\n")
     with pytest.raises(UsageError, match=r"runs after 'missing', which is not a @tau\.train"):
         build(module, tmp_path / "out")
+
+
+def test_submit_builds_beside_the_module_so_tau_run_finds_the_repository(tmp_path, monkeypatch):
+    from tau.sdk.submit import submit_module
+
+    monkeypatch.setenv("TAU_BINARY", str(fake_tau(tmp_path, [])))
+    monkeypatch.delenv("TAU_DATA_DIR", raising=False)
+    module = tmp_path / "repo/workflow.py"
+    module.parent.mkdir()
+    module.write_text(EXAMPLE.read_text())
+    assert submit_module(module, dry_run="client", say=lambda _: None) == 0
+    built = tmp_path / "repo/.tau/python-build/workflow"
+    assert read_build(built)["source"] == "workflow.py"
+    assert calls(tmp_path)[0][2] == str(built / "ranker-train/ranker-train.yaml")
