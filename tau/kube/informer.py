@@ -84,6 +84,7 @@ class Informer:
     state: str = SYNCING
     detail: str = ""
     resource_version: str = ""
+    generation: int = 0  # bumped on every change: readers rebuild derived views only then
     synced: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -132,6 +133,7 @@ class Informer:
         if state in (MISSING, FORBIDDEN):
             with self._lock:
                 self.items = {}
+                self.generation += 1
             self.synced.set()
 
     def _relist(self) -> None:
@@ -156,6 +158,7 @@ class Informer:
                 break
         with self._lock:
             old, self.items = self.items, items
+            self.generation += 1
         self.state, self.detail = SYNCED, ""
         self.synced.set()
         if self.on_change is not None:
@@ -191,6 +194,7 @@ class Informer:
                     self.items.pop(_key(obj), None)
                 else:
                     self.items[_key(obj)] = obj
+                self.generation += 1
             if self.on_change is not None:
                 self.on_change(str(kind), obj)
         return True
@@ -231,6 +235,10 @@ class ObjectCache:
             if not informer.synced.wait(max(0.0, deadline - time.monotonic())):
                 return False
         return True
+
+    def generation(self, *resources: Resource) -> int:
+        """Changes any informer of these types has seen (a cheap "did anything change")."""
+        return sum(i.generation for i in self.informers.values() if i.resource in resources)
 
     def holds(self, resource: Resource, namespace: str = "") -> bool:
         return (resource.display, namespace if resource.namespaced else "") in self.informers

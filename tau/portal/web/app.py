@@ -57,12 +57,12 @@ class Portal:
             self.cache.add(LOCAL_QUEUES, config.queue_namespaces)
             self.cache.add(CLUSTER_QUEUES)
         self.cache.add(NODES)
-        self.memo = runs.RowMemo(config.cluster)
         self.history = (
             runs.HistoryReader(config.store, config.workspace, config.run_history_limit)
             if config.run_history_enabled and config.store is not None
             else None
         )
+        self.runs = runs.RunsIndex(config.cluster, self.history)
         self.visibility = (
             queue.Visibility(kube, self.scoped_local_queues) if config.queue_namespaces else None
         )
@@ -125,14 +125,16 @@ class Portal:
                 "no workspace namespace is configured: pass -n/--namespace "
                 "(owner: platform operator, portal.workloadNamespace)"
             )
-        board = runs.board(
-            lambda ns: self.cache.items(JOBS, ns) + self.cache.items(RAY_JOBS, ns),
-            self.config.namespaces,
-            self.memo,
-            self.history,
-            **filters,
+        board = self.runs.board(
+            self._run_objects, self.config.namespaces, self._generation(), **filters
         )
         return {"scope": self.scope(), "state": READY if board["total"] else NO_DATA, **board}
+
+    def _run_objects(self, namespace: str) -> list[dict[str, Any]]:
+        return self.cache.items(JOBS, namespace) + self.cache.items(RAY_JOBS, namespace)
+
+    def _generation(self) -> int:
+        return self.cache.generation(JOBS, RAY_JOBS)
 
     def run_detail(self, namespace: str, name: str) -> dict[str, Any]:
         self.require_namespace(namespace)
@@ -214,22 +216,18 @@ class Portal:
         }
 
     def overview(self) -> dict[str, Any]:
-        board = runs.board(
-            lambda ns: self.cache.items(JOBS, ns) + self.cache.items(RAY_JOBS, ns),
-            self.config.namespaces,
-            self.memo,
-            self.history,
-            limit=10**9,
+        rows, (history_state, _) = self.runs.rows(
+            self._run_objects, self.config.namespaces, self._generation()
         )
         counts: dict[str, int] = {}
-        for row in board["runs"]:
+        for row in rows:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         node_board = nodes.board(self.cache.items(NODES))
         return {
             "scope": self.scope(),
             "state": READY,
-            "runs": {"total": board["total"], "byStatus": counts},
-            "historyState": board["historyState"],
+            "runs": {"total": len(rows), "byStatus": counts},
+            "historyState": history_state,
             "nodes": {
                 "gpuNodes": node_board["gpuNodes"],
                 "gpus": node_board["gpus"],

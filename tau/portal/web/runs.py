@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -65,24 +66,22 @@ def _template_gpus(template: dict[str, Any]) -> int:
 
 
 class RowMemo:
-    """Board rows per object, rebuilt only when the object's resourceVersion changes."""
+    """Board rows per object, rebuilt only when the object's resourceVersion changes (used
+    under `RunsIndex`'s lock)."""
 
     def __init__(self, cluster: str) -> None:
         self.cluster = cluster
         self._rows: dict[str, tuple[str, dict[str, Any] | None]] = {}
-        self._lock = threading.Lock()
 
     def row(self, obj: dict[str, Any], namespace: str) -> dict[str, Any] | None:
         meta = obj.get("metadata") or {}
         key = meta.get("uid") or f"{namespace}/{obj.get('kind')}/{meta.get('name')}"
         version = str(meta.get("resourceVersion") or "")
-        with self._lock:
-            hit = self._rows.get(key)
+        hit = self._rows.get(key)
         if hit is not None and hit[0] == version:
             return hit[1]
         built = self._build(obj, namespace)
-        with self._lock:
-            self._rows[key] = (version, built)
+        self._rows[key] = (version, built)
         return built
 
     def _build(self, obj: dict[str, Any], namespace: str) -> dict[str, Any] | None:
@@ -104,9 +103,8 @@ class RowMemo:
         return row
 
     def forget(self, keep: set[str]) -> None:
-        with self._lock:
-            for key in set(self._rows) - keep:
-                del self._rows[key]
+        for key in set(self._rows) - keep:
+            del self._rows[key]
 
 
 class _One:
@@ -130,7 +128,7 @@ class HistoryReader:
         self._rows: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def _stamp(self) -> tuple[Any, ...]:
+    def stamp(self) -> tuple[Any, ...]:
         from tau.evidence import lifecycle
 
         base = lifecycle.path(self.store)
@@ -147,7 +145,7 @@ class HistoryReader:
     def read(self) -> list[dict[str, Any]]:
         from tau.evidence import lifecycle
 
-        stamp = self._stamp()
+        stamp = self.stamp()
         with self._lock:
             if stamp != self._key:
                 self._rows = lifecycle.latest(
@@ -157,7 +155,7 @@ class HistoryReader:
             return self._rows
 
 
-def history_row(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+def history_row(row: dict[str, Any]) -> dict[str, Any]:
     created = row.get("created_time") or row.get("submit_time") or row.get("observed_at") or ""
     kind = row.get("owning_resource_kind") or "Job"
     return {
@@ -166,7 +164,6 @@ def history_row(row: dict[str, Any], now: datetime) -> dict[str, Any]:
         "status": STATE_OF_HISTORY.get(row.get("state", ""), row.get("state", "")),
         "state": row.get("state", ""),
         "created": created,
-        "age": lifecycle_runs.age(created, now),
         "runId": row.get("run_id", ""),
         "queue": row.get("local_queue", ""),
         "namespace": row.get("namespace", ""),
@@ -187,6 +184,8 @@ def history_row(row: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 def merge(live: list[dict[str, Any]], history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Live rows win; a history row joins by durable id, then resource UID, then run id."""
+    if not history:
+        return list(live)
     seen = {("d", r["durableId"]) for r in live if r["durableId"]}
     seen |= {("u", r["resourceUid"]) for r in live if r["resourceUid"]}
     seen |= {("r", r["namespace"], r["runId"]) for r in live if r["runId"]}
@@ -215,52 +214,114 @@ def _matches(row: dict[str, Any], q: str, state: str, kind: str, namespace: str)
     return True
 
 
-def board(
-    items: Callable[[str], list[dict[str, Any]]],
-    namespaces: tuple[str, ...],
-    memo: RowMemo,
-    history: HistoryReader | None,
-    *,
-    q: str = "",
-    state: str = "",
-    kind: str = "",
-    namespace: str = "",
-    limit: int = 500,
-    offset: int = 0,
-) -> dict[str, Any]:
-    """The Runs board snapshot (`items(namespace)` yields the cached Jobs and RayJobs)."""
-    now = datetime.now(UTC)
-    live, keep = [], set()
-    for ns in namespaces:
-        for obj in items(ns):
-            meta = obj.get("metadata") or {}
-            keep.add(meta.get("uid") or f"{ns}/{obj.get('kind')}/{meta.get('name')}")
-            row = memo.row(obj, ns)
-            if row is not None:
-                live.append({**row, "age": lifecycle_runs.age(row["created"], now)})
-    memo.forget(keep)
-    history_state, diagnostic, past = LIVE_ONLY, "", []
-    if history is not None:
-        try:
-            past = [history_row(r, now) for r in history.read()]
-        except (TauError, sqlite3.Error, OSError, ValueError) as error:
-            history_state = HISTORY_UNAVAILABLE
-            diagnostic = (
-                error.one_line()
-                if isinstance(error, TauError)
-                else f"cannot read the lifecycle history in {history.store}: "
-                f"{type(error).__name__}: {error}"
-            )
-        else:
-            history_state = HISTORY_AVAILABLE
-    rows = [r for r in merge(live, past) if _matches(r, q, state, kind, namespace)]
-    rows.sort(key=lambda r: (r["created"], r["name"]), reverse=True)
-    return {
-        "namespace": namespace or ",".join(namespaces),
-        "total": len(rows),
-        "offset": offset,
-        "limit": limit,
-        "runs": rows[offset : offset + limit],
-        "historyState": history_state,
-        "historyDiagnostic": diagnostic,
-    }
+class RunsIndex:
+    """The merged, sorted run list, rebuilt only when a watch event or the history file changed.
+
+    A page load then costs its page, not the namespace's size: filter results are kept per
+    filter, and only the returned rows get their `age` computed.
+    """
+
+    MAX_FILTERS = 32
+
+    def __init__(self, cluster: str, history: HistoryReader | None) -> None:
+        self.memo = RowMemo(cluster)
+        self.history = history
+        self._key: tuple[Any, ...] | None = None
+        self._rows: list[dict[str, Any]] = []
+        self._history: tuple[str, str] = (LIVE_ONLY, "")
+        self._filtered: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def _rebuild(
+        self, items: Callable[[str], list[dict[str, Any]]], namespaces: tuple[str, ...]
+    ) -> bool:
+        """Rebuild the sorted list; False when the history read failed (retry next time)."""
+        live, keep = [], set()
+        for ns in namespaces:
+            for obj in items(ns):
+                meta = obj.get("metadata") or {}
+                keep.add(meta.get("uid") or f"{ns}/{obj.get('kind')}/{meta.get('name')}")
+                row = self.memo.row(obj, ns)
+                if row is not None:
+                    live.append(row)
+        self.memo.forget(keep)
+        state, diagnostic, past = LIVE_ONLY, "", []
+        if self.history is not None:
+            try:
+                past = [history_row(r) for r in self.history.read()]
+            except (TauError, sqlite3.Error, OSError, ValueError) as error:
+                state = HISTORY_UNAVAILABLE
+                diagnostic = (
+                    error.one_line()
+                    if isinstance(error, TauError)
+                    else f"cannot read the lifecycle history in {self.history.store}: "
+                    f"{type(error).__name__}: {error}"
+                )
+            else:
+                state = HISTORY_AVAILABLE
+        rows = merge(live, past)
+        rows.sort(key=itemgetter("created", "name"), reverse=True)
+        self._rows, self._history, self._filtered = rows, (state, diagnostic), {}
+        return state != HISTORY_UNAVAILABLE
+
+    def rows(
+        self,
+        items: Callable[[str], list[dict[str, Any]]],
+        namespaces: tuple[str, ...],
+        generation: int,
+        *,
+        q: str = "",
+        state: str = "",
+        kind: str = "",
+        namespace: str = "",
+    ) -> tuple[list[dict[str, Any]], tuple[str, str]]:
+        """(matching rows newest first, (historyState, historyDiagnostic))."""
+        with self._lock:
+            key = (generation, namespaces, self.history.stamp() if self.history else None)
+            if key != self._key:
+                self._key = key if self._rebuild(items, namespaces) else None
+            wanted = (q, state, kind, namespace)
+            found = self._filtered.get(wanted)
+            if found is None:
+                found = (
+                    [r for r in self._rows if _matches(r, q, state, kind, namespace)]
+                    if any(wanted)
+                    else self._rows
+                )
+                if len(self._filtered) >= self.MAX_FILTERS:
+                    self._filtered.clear()
+                self._filtered[wanted] = found
+            return found, self._history
+
+    def board(
+        self,
+        items: Callable[[str], list[dict[str, Any]]],
+        namespaces: tuple[str, ...],
+        generation: int,
+        *,
+        q: str = "",
+        state: str = "",
+        kind: str = "",
+        namespace: str = "",
+        limit: int = 500,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """The Runs board snapshot (`items(namespace)` yields the cached Jobs and RayJobs;
+        `generation` changes whenever any of them does)."""
+        rows, (history_state, diagnostic) = self.rows(
+            items, namespaces, generation, q=q, state=state, kind=kind, namespace=namespace
+        )
+        now = datetime.now(UTC)
+        page = [
+            {**r, "age": lifecycle_runs.age(r["created"], now)}
+            for r in rows[offset : offset + limit]
+        ]
+        return {
+            "namespace": namespace or ",".join(namespaces),
+            "total": len(rows),
+            "offset": offset,
+            "limit": limit,
+            "runs": page,
+            "historyState": history_state,
+            "historyDiagnostic": diagnostic,
+        }

@@ -337,3 +337,17 @@ def test_reading_boards_never_writes_to_the_store(demo_store: Path) -> None:
     assert _contents(demo_store) == before
     with sqlite3.connect(demo_store / "index.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM metric_summaries").fetchone()[0] == summaries
+
+
+def test_the_runs_index_is_rebuilt_only_when_a_watched_object_changes() -> None:
+    objects = {NS: [recorded("completed")["job"]]}
+    index = runs.RunsIndex("c1", None)
+    first, _ = index.rows(objects.get, (NS,), generation=1)
+    again, _ = index.rows(objects.get, (NS,), generation=1)
+    assert again is first, "no watch event: the sorted list is reused"
+    objects[NS].append(recorded("over-quota")["job"])
+    changed, _ = index.rows(objects.get, (NS,), generation=2)
+    assert [r["name"] for r in changed] == ["over-quota", "completed"]
+    page = index.board(objects.get, (NS,), 2, limit=1, offset=1)
+    assert page["total"] == 2 and [r["name"] for r in page["runs"]] == ["completed"]
+    assert page["runs"][0]["age"].endswith(("s", "m", "h", "d"))
