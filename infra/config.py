@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tau import __version__ as TAU_VERSION
 from tau.errors import ValidationError as TauValidationError
 
 PROJECT = "taugrid"
@@ -164,7 +165,9 @@ class StackConfig(BaseModel):
 
     # --- TauGrid --------------------------------------------------------------------------
     taugrid_version: str = Field(
-        default="0.4.2", description="Chart version when taugrid_chart is a repository chart."
+        default=TAU_VERSION,
+        description="Chart version when taugrid_chart is a repository chart (default: this "
+        "release's).",
     )
     install_taugrid: bool = Field(default=True, description="Install the TauGrid platform.")
     command_interpreter: list[str] = Field(

@@ -4,7 +4,11 @@ The Python SDK is re-exported here (`@tau.train`, `@tau.eval`, `tau.serve`, `tau
 and imported on first use, so `import tau` stays light for the CLI.
 """
 
-__version__ = "0.1.0"
+# The one version of the distribution: the tau CLI and wheel, the chart (charts/taugrid
+# Chart.yaml version and appVersion, and its first-party sub-charts; tests keep them equal), the
+# image tags the chart pulls by default, `tau cluster install --version` and Pulumi's
+# taugrid_version default.
+__version__ = "0.3.2"
 
 _SDK = (
     "Ctx",

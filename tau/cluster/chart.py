@@ -18,10 +18,11 @@ from pathlib import Path
 
 import yaml
 
+from tau import __version__
 from tau.errors import ValidationError
 
 DEFAULT_CHART = "oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid"
-DEFAULT_CHART_VERSION = "0.3.2"
+DEFAULT_CHART_VERSION = __version__
 DEFAULT_RELEASE = "taugrid"
 DEFAULT_NAMESPACE = "tau-system"
 

@@ -25,6 +25,7 @@ from tau_cli import TAU, error_line, run_tau
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
+from tau import __version__
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "charts/taugrid/charts/tau-core-controller/crds"
 RESEARCHER_VERBS = {
@@ -383,7 +384,7 @@ def test_descriptor_drift_and_a_recreated_workspace_need_interactive_review(
     )
     assert workspace.tau("workspace", "connection").returncode == 0  # comments do not drift
     descriptor.write_text(
-        descriptor.read_text().replace("minTauVersion: 0.1.0", "minTauVersion: 0.0.1")
+        descriptor.read_text().replace(f"minTauVersion: {__version__}", "minTauVersion: 0.0.1")
     )
     drifted = workspace.tau("workspace", "connection")
     line = error_line(drifted)

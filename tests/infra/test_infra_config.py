@@ -10,6 +10,7 @@ import pytest
 
 from infra import config as cfg
 from infra.config import StackConfigError, adx_cluster_name, parse_stack_config
+from tau import __version__ as TAU_VERSION
 
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000001"
 GROUP_ID = "11111111-2222-3333-4444-555555555555"
@@ -51,7 +52,7 @@ def test_defaults_are_the_terraform_root_defaults():
         "gpu_class": "a100-80gb",
         "gpu_series": "nc24ads-a100-v4",
         "normalize_gpu_mig": True,
-        "taugrid_version": "0.4.2",
+        "taugrid_version": TAU_VERSION,
         "install_taugrid": True,
         "command_interpreter": ["pwsh", "-NoProfile", "-NonInteractive", "-Command"],
         "generated_directory": None,
