@@ -13,7 +13,7 @@ image layout and keyed by the hash of exactly what goes into it:
    change rebuilds only this thin layer, byte for byte the same for the same source.
 
 umoci writes the image config from the Containerfile's final stage; skopeo pushes (push.py).
-Building needs root (chroot, bind mounts), as the CI and developer machines here have.
+Building needs root (mmdebstrap, chroot), as the CI and developer machines here have.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def require_tools() -> None:
         )
     if os.geteuid() != 0:
         raise BuildError(
-            "building images needs root (mmdebstrap, chroot and bind mounts); run as root "
+            "building images needs root (mmdebstrap and chroot); run as root "
             "(owner: developer machine)"
         )
 
@@ -297,46 +297,36 @@ class Builder:
 
     def _pip_install(self, name: str, rootfs: Path, venv: str, lines: list[str]) -> str:
         """The image's own pip, chrooted, with this machine's pip settings; returns X.Y."""
-        pip_cache = self.cache / "pip"
-        pip_cache.mkdir(parents=True, exist_ok=True)
         build_dir = rootfs / "tmp" / ".taugrid-build"
         build_dir.mkdir(parents=True)
         (build_dir / "requirements.txt").write_text("\n".join(lines) + "\n")
-        mount_point = build_dir / "pip-cache"
-        mount_point.mkdir()
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
         env |= {k: os.environ[k] for k in _PIP_ENV if os.environ.get(k)}
-        env |= {"PIP_CACHE_DIR": "/tmp/.taugrid-build/pip-cache"}
-        env |= {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+        env |= {"PIP_NO_CACHE_DIR": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+        env |= {"PIP_NO_INPUT": "1", "PIP_PROGRESS_BAR": "off"}
         ca = _host_ca()
         if ca is not None:
             shutil.copyfile(ca, build_dir / "ca.crt")
             env["PIP_CERT"] = "/tmp/.taugrid-build/ca.crt"
         resolv = rootfs / "etc" / "resolv.conf"
-        had_resolv = resolv.exists() or resolv.is_symlink()
         saved = resolv.read_bytes() if resolv.is_file() and not resolv.is_symlink() else None
-        if had_resolv:
+        if resolv.exists() or resolv.is_symlink():
             resolv.unlink()
         shutil.copyfile("/etc/resolv.conf", resolv)
         step = f"deps-{name}"
-        self.run(step, ["mount", "--bind", str(pip_cache), str(mount_point)])
-        try:
-            # The environment goes in whole, never on a command line the log records.
-            chroot = ["chroot", str(rootfs)]
-            self.run(step, [*chroot, "/usr/bin/python3", "-m", "venv", venv], env=env)
-            pip = [*chroot, f"{venv}/bin/pip", "install", "--prefer-binary", "--progress-bar=off"]
-            self.run(step, [*pip, "-r", "/tmp/.taugrid-build/requirements.txt"], env=env)
-            probe = "import sys; print('%d.%d' % sys.version_info[:2])"
-            python = self.run(step, [*chroot, f"{venv}/bin/python3", "-c", probe], env=env)
-            python = python.strip()
-        finally:
-            subprocess.run(["umount", str(mount_point)], check=False)
+        # The environment goes in whole, never on a command line the log records.
+        chroot = ["chroot", str(rootfs)]
+        self.run(step, [*chroot, "/usr/bin/python3", "-m", "venv", venv], env=env)
+        install = [*chroot, f"{venv}/bin/pip", "install", "--prefer-binary"]
+        self.run(step, [*install, "-r", "/tmp/.taugrid-build/requirements.txt"], env=env)
+        probe = "import sys; print('%d.%d' % sys.version_info[:2])"
+        python = self.run(step, [*chroot, f"{venv}/bin/python3", "-c", probe], env=env)
         shutil.rmtree(build_dir)
         resolv.unlink()
         if saved is not None:
             resolv.write_bytes(saved)
         shutil.rmtree(rootfs / "root" / ".cache", ignore_errors=True)
-        return python
+        return python.strip()
 
     # --- layer 3: tau -----------------------------------------------------------------------
 

@@ -43,7 +43,8 @@ class ImageRef:
 
 
 def push(builder: Builder, built: list[Built], registry: str) -> list[ImageRef]:
-    """Copy each built image from the cache layout to REGISTRY (plain HTTP on loopback)."""
+    """Copy each built image from the cache layout to REGISTRY (HOST[:PORT][/PATH]); a loopback
+    registry may speak plain HTTP, any other must present a certificate this machine trusts."""
     if not shutil.which("skopeo"):
         raise BuildError(f"skopeo is missing; run {SETUP_SCRIPT} (owner: developer machine)")
     refs = []
@@ -51,7 +52,8 @@ def push(builder: Builder, built: list[Built], registry: str) -> list[ImageRef]:
         for image in built:
             digest_file = Path(tmp) / f"{image.name}.digest"
             destination = f"docker://{registry}/{image.repository}:{image.version}"
-            argv = ["skopeo", "copy", "--quiet", "--dest-tls-verify=false", "--preserve-digests"]
+            argv = ["skopeo", "copy", "--quiet", f"--dest-tls-verify={_tls(registry)}"]
+            argv.append("--preserve-digests")
             argv += ["--digestfile", str(digest_file)]
             argv += [f"oci:{builder.layout}:{image.tag}", destination]
             builder.run(f"push-{image.name}", argv)
@@ -63,6 +65,11 @@ def push(builder: Builder, built: list[Built], registry: str) -> list[ImageRef]:
                 )
             refs.append(ImageRef(image.name, registry, image.repository, image.version, digest))
     return refs
+
+
+def _tls(registry: str) -> str:
+    host = registry.split("/", 1)[0].rsplit(":", 1)[0]
+    return "false" if host in ("localhost", "[::1]") or host.startswith("127.") else "true"
 
 
 def _free_port() -> int:
