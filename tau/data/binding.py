@@ -1,5 +1,7 @@
 """`dataset:NAME@TOKEN` in a run's `runtime.env`: pinned to a version when the run is submitted.
 
+Direct run configs and managed workflow manifests alike.
+
 A run names a dataset by reference (`MNIST_DIR: dataset:mnist@latest`); at submission tau
 reads the registry on the run's own data PVC, replaces the value with the pinned version's
 path under /data and records `name@version` and its digest on the workload
@@ -35,8 +37,35 @@ def references(env: tuple[tuple[str, str], ...]) -> list[tuple[str, DatasetRef]]
     return found
 
 
+def _pairs(intent: Any) -> tuple[tuple[str, str], ...]:
+    """(name, literal value) of a direct run's or a managed workflow's env."""
+    from tau.render.workflow import WorkflowIntent
+
+    if isinstance(intent, WorkflowIntent):
+        return tuple((e.name, e.value) for e in intent.env if e.value is not None)
+    return intent.env
+
+
+def _claim(intent: Any) -> str | None:
+    from tau.render.volumes import data_claim
+    from tau.render.workflow import WorkflowIntent
+
+    return intent.data_pvc if isinstance(intent, WorkflowIntent) else data_claim(intent)
+
+
+def _pinned(intent: Any, pinned: dict[str, str]) -> Any:
+    from tau.render.workflow import WorkflowIntent
+
+    if isinstance(intent, WorkflowIntent):
+        return tuple(
+            dataclasses.replace(e, value=pinned[e.name]) if e.name in pinned else e
+            for e in intent.env
+        )
+    return tuple((name, pinned.get(name, value)) for name, value in intent.env)
+
+
 def unbound_warning(intent: Any) -> str | None:
-    refs = references(intent.env)
+    refs = references(_pairs(intent))
     if not refs:
         return None
     shown = ", ".join(f"{name}=dataset:{ref}" for name, ref in refs)
@@ -51,15 +80,13 @@ def bind(intent: Any, open_root: Callable[[str], Any]) -> Any:
 
     `open_root(pvc)` returns the registry root on that PVC (a helper pod reads it).
     """
-    refs = references(intent.env)
+    refs = references(_pairs(intent))
     if not refs:
         return intent
-    from tau.render.volumes import data_claim
-
-    claim = data_claim(intent)
+    claim = _claim(intent)
     if not claim:
         raise ValidationError(
-            f"runtime.env.{refs[0][0]} references dataset:{refs[0][1]}, but the run mounts no "
+            f"runtime.env {refs[0][0]} references dataset:{refs[0][1]}, but the run mounts no "
             "data PVC at /data; set storage.data_pvc (the registry and its bytes live there)",
             owner=RESEARCHER,
         )
@@ -76,5 +103,6 @@ def bind(intent: Any, open_root: Callable[[str], Any]) -> Any:
             )
         pinned[env_name] = layout.in_pod(record.prefix)
         recorded.append((f"{record.name}@{record.version}", record.digest))
-    env = tuple((name, pinned.get(name, value)) for name, value in intent.env)
-    return dataclasses.replace(intent, env=env, datasets=tuple(dict.fromkeys(recorded)))
+    return dataclasses.replace(
+        intent, env=_pinned(intent, pinned), datasets=tuple(dict.fromkeys(recorded))
+    )

@@ -236,6 +236,7 @@ def _prepare_workflow(
         argv=argv,
         submission_id=None if overrides.dry_run else new_submission_id(),
     )
+    resolution = _bind_datasets(resolution, kube, overrides.dry_run)
     for warning in resolution.warnings:
         say(f"warning: {warning}")
     intent = resolution.intent

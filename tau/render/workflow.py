@@ -19,6 +19,7 @@ the env entries.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,8 @@ class WorkflowIntent:
     workspace_id: str | None = None
     team: str | None = None
     lane: str | None = None
+    # Datasets pinned from `dataset:` env references: (name@version, digest).
+    datasets: tuple[tuple[str, str], ...] = ()
 
     @property
     def run_dir(self) -> str:
@@ -207,6 +210,12 @@ def _annotations(intent: WorkflowIntent, script: str, manifest: str) -> dict[str
             keys.POD_PRIORITY_CLASS: intent.pod_priority_class,
             keys.WORKLOAD_PRIORITY_CLASS: intent.workload_priority_class,
             keys.GPU_COUNT: str(_gpu_total(intent)) if _gpu_total(intent) else None,
+            keys.DATASETS: json.dumps(
+                [{"dataset": ref, "digest": digest} for ref, digest in intent.datasets],
+                separators=(",", ":"),
+            )
+            if intent.datasets
+            else None,
         }
     )
 

@@ -38,13 +38,14 @@ def resolve_request(
     if loaded.is_managed or loaded.config.is_managed_dispatch:
         from tau.resolve.workflow import resolve_workflow
 
-        return resolve_workflow(
+        resolution = resolve_workflow(
             loaded,
             overrides=overrides,
             descriptor=_descriptor(loaded.base_dir, project),
             code_sha=git_head(loaded.base_dir),
             argv=argv,
         )
+        return _warn_unbound(resolution)
     refuse_key_vault_flags(overrides)
     resolution = resolve_run(
         ConfigLayer(loaded),
@@ -55,6 +56,11 @@ def resolve_request(
         code_sha=git_head(loaded.base_dir),
         argv=argv,
     )
+    return _warn_unbound(resolution)
+
+
+def _warn_unbound(resolution: Any) -> Any:
+    """Client dry-run reads no registry: `dataset:` references stay as written, said once."""
     from tau.data.binding import unbound_warning
 
     warning = unbound_warning(resolution.intent)

@@ -98,3 +98,30 @@ def test_a_malformed_reference_is_a_usage_error(tmp_path) -> None:
         UsageError, match=r"runtime.env.MNIST_DIR: 'dataset:MNIST' is not a dataset"
     ):
         binding.references((("MNIST_DIR", "dataset:MNIST"),))
+
+
+def test_a_managed_workflow_reference_is_pinned_too(tmp_path, registry) -> None:
+    import yaml
+
+    from tau.resolve.workflow import resolve_workflow
+
+    (tmp_path / "train.py").write_text("print(1)\n")
+    manifest = {
+        "schema_version": 1,
+        "name": "digits",
+        "run": {"entrypoint": "train.py", "workload_kind": "job"},
+        "compute": {"gpus": 0},
+        "runtime": {"pip": [], "env": [{"name": "MNIST_DIR", "value": "dataset:mnist"}]},
+        "storage": {"data_pvc": "training-data"},
+        "policy": {"queue": "lq"},
+    }
+    (tmp_path / "flow.yaml").write_text(yaml.safe_dump(manifest))
+    resolution = resolve_workflow(
+        load(tmp_path / "flow.yaml"), overrides=Overrides(namespace="research")
+    )
+    assert "MNIST_DIR=dataset:mnist as written" in (binding.unbound_warning(resolution.intent) or "")
+    bound = binding.bind(resolution.intent, lambda claim: registry)
+    (job,) = render(bound)
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "MNIST_DIR", "value": "/data/uploads/mnist"} in container["env"]
+    assert json.loads(job["metadata"]["annotations"][keys.DATASETS])[0]["dataset"] == "mnist@3"
