@@ -24,6 +24,8 @@ TARGETS = {
     "quickstart-ray-tune": EXAMPLES / "quickstart/tau/ray-tune.yaml",
     "torchrun-train": EXAMPLES / "torchrun/tau/train.yaml",
     "portal-ray-stellar": EXAMPLES / "portal-ray-stellar/tau.yaml",
+    "kind-smoke": EXAMPLES / "kind-smoke/tau.yaml",
+    "kind-smoke-ray": EXAMPLES / "kind-smoke/tau-ray.yaml",
 }
 
 
