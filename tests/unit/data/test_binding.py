@@ -119,7 +119,8 @@ def test_a_managed_workflow_reference_is_pinned_too(tmp_path, registry) -> None:
     resolution = resolve_workflow(
         load(tmp_path / "flow.yaml"), overrides=Overrides(namespace="research")
     )
-    assert "MNIST_DIR=dataset:mnist as written" in (binding.unbound_warning(resolution.intent) or "")
+    warning = binding.unbound_warning(resolution.intent) or ""
+    assert "MNIST_DIR=dataset:mnist as written" in warning
     bound = binding.bind(resolution.intent, lambda claim: registry)
     (job,) = render(bound)
     container = job["spec"]["template"]["spec"]["containers"][0]
