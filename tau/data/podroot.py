@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import os
 import posixpath
 import shlex
-import tarfile
 import tempfile
 import time
 import uuid
@@ -50,13 +48,24 @@ SHORT = 120.0  # reads and writes of small records
 LONG = 3600.0  # hashing or copying dataset bytes
 STORAGE = "platform operator (workspace storage)"
 
-_CHUNKS = 'i=0; while v="$(printenv TAU_PAYLOAD_$i)"; do printf %s "$v"; i=$((i+1)); done'
+# Only applets every busybox has: no `printenv`, no `tar -T`. Payloads arrive base64-encoded
+# in environment variables `<NAME>_0`, `<NAME>_1`, ... (one string is capped by the kernel).
+_DECODE = """decode() {
+  k=0
+  while :; do
+    eval "v=\\${${1}_$k-}"
+    [ -n "$v" ] || break
+    printf %s "$v"
+    k=$((k+1))
+  done | base64 -d
+}
+"""
 
 WRITE = f"""set -eu
-work="$(mktemp -d)"
-{_CHUNKS} | base64 -d | tar -xf - -C "$work"
+{_DECODE}work="$(mktemp -d)"
+decode TAU_OPS > "$work/ops"
 cd "$TAU_DATA_DIR"
-while read -r op path expect; do
+while read -r op path expect blob; do
   case "$op" in
     create) if [ -e "$path" ]; then echo "tau-registry: exists $path"; exit 10; fi ;;
     put)
@@ -68,18 +77,18 @@ while read -r op path expect; do
       esac ;;
   esac
 done < "$work/ops"
-while read -r op path expect; do
+while read -r op path expect blob; do
   case "$op" in
     create)
       mkdir -p "$(dirname "$path")"
-      cp "$work/new/$path" "$path.tau-tmp.$$"
+      decode "TAU_BLOB_$blob" > "$path.tau-tmp.$$"
       if ! ln "$path.tau-tmp.$$" "$path" 2>/dev/null; then
         rm -f "$path.tau-tmp.$$"; echo "tau-registry: exists $path"; exit 10
       fi
       rm -f "$path.tau-tmp.$$" ;;
     put)
       mkdir -p "$(dirname "$path")"
-      cp "$work/new/$path" "$path.tau-tmp.$$"
+      decode "TAU_BLOB_$blob" > "$path.tau-tmp.$$"
       mv -f "$path.tau-tmp.$$" "$path" ;;
     rmtree) rm -rf "$path" ;;
   esac
@@ -98,11 +107,11 @@ echo "tau-registry: ok"
 """
 
 COPY = f"""set -eu
-cd "$TAU_DATA_DIR"
+{_DECODE}cd "$TAU_DATA_DIR"
 src="$1"; dst="$2"
 if [ ! -d "$src" ]; then echo "tau-registry: missing $src"; exit 3; fi
 files="$(mktemp)"
-{_CHUNKS} | base64 -d > "$files"
+decode TAU_LIST > "$files"
 while IFS= read -r f; do
   if [ ! -f "$src/$f" ]; then echo "tau-registry: missing $src/$f"; exit 3; fi
   mkdir -p "$(dirname "$dst/$f")"
@@ -116,6 +125,7 @@ echo "tau-registry: ok"
 
 
 def _snapshot_script(scopes: tuple[Scope, ...]) -> str:
+    """Each file as `tau-file PATH` then its base64 lines (base64 never contains `-`)."""
     lines = ["set -eu", 'cd "$TAU_DATA_DIR"', 'list="$(mktemp)"']
     for scope in scopes:
         where = shlex.quote(scope.path)
@@ -129,25 +139,30 @@ def _snapshot_script(scopes: tuple[Scope, ...]) -> str:
         )
     lines += [
         "echo tau-snapshot-begin",
-        'if [ -s "$list" ]; then tar -cf - -T "$list" | base64; fi',
+        'while IFS= read -r f; do echo "tau-file $f"; base64 "$f"; done < "$list"',
         "echo tau-snapshot-end",
     ]
     return "\n".join(lines) + "\n"
 
 
-def _chunks(data: bytes) -> list[dict[str, str]]:
+def _chunks(name: str, data: bytes) -> list[dict[str, str]]:
     text = base64.b64encode(data).decode()
-    if len(text) > MAX_PAYLOAD:
+    return [
+        {"name": f"{name}_{i}", "value": text[start : start + CHUNK]}
+        for i, start in enumerate(range(0, len(text), CHUNK))
+    ]
+
+
+def _bounded(env: list[dict[str, str]]) -> list[dict[str, str]]:
+    size = sum(len(item["value"]) for item in env)
+    if size > MAX_PAYLOAD:
         raise RuntimeFailure(
-            f"this registry update is {len(text) // 1024} KiB encoded, over the helper pod's "
+            f"this registry update is {size // 1024} KiB encoded, over the helper pod's "
             f"{MAX_PAYLOAD // 1024} KiB limit",
             hint="split the dataset into smaller versions",
             owner="researcher (dataset registry)",
         )
-    return [
-        {"name": f"TAU_PAYLOAD_{i}", "value": text[start : start + CHUNK]}
-        for i, start in enumerate(range(0, max(len(text), 1), CHUNK))
-    ]
+    return env
 
 
 class PodRoot:
@@ -229,19 +244,22 @@ class PodRoot:
     def commit(self) -> None:
         if not self._ops:
             return
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as archive:
-            _add(archive, "ops", "".join(" ".join(op) + "\n" for op in self._ops).encode())
-            for path, data in self._blobs.items():
-                _add(archive, f"new/{path}", data)
-        ok, lines = self._run("write", WRITE, [], _chunks(buffer.getvalue()), SHORT, writable=True)
+        blobs = list(self._blobs)
+        lines = []
+        for op, path, token in self._ops:
+            blob = str(blobs.index(path)) if path in self._blobs else "-"
+            lines.append(f"{op} {path} {token} {blob}\n")
+        env = _chunks("TAU_OPS", "".join(lines).encode())
+        for index, path in enumerate(blobs):
+            env += _chunks(f"TAU_BLOB_{index}", self._blobs[path])
+        ok, output = self._run("write", WRITE, [], _bounded(env), SHORT, writable=True)
         if not ok:
-            last = lines[-1] if lines else ""
+            last = output[-1] if output else ""
             if last.startswith("tau-registry: exists "):
                 raise Exists(last.split(" ", 2)[2])
             if last.startswith("tau-registry: conflict "):
                 raise Conflict(last.split(" ", 2)[2])
-            raise self._failure("writing the registry", lines)
+            raise self._failure("writing the registry", output)
         self._ops, self._blobs = [], {}
 
     # --- data plane --------------------------------------------------------------------
@@ -260,9 +278,8 @@ class PodRoot:
     ) -> None:
         self.commit()  # e.g. `ingesting` lands before the first byte moves
         listing = "".join(f + "\n" for f in files).encode()
-        ok, lines = self._run(
-            "copy", COPY, [source, destination], _chunks(listing), LONG, writable=True
-        )
+        env = _bounded(_chunks("TAU_LIST", listing))
+        ok, lines = self._run("copy", COPY, [source, destination], env, LONG, writable=True)
         for stat in _proofs(lines):
             on_file(stat)
         if not ok:
@@ -289,11 +306,20 @@ class PodRoot:
         if not ok or "tau-snapshot-end" not in lines:
             raise self._failure("reading the registry", lines)
         body = lines[lines.index("tau-snapshot-begin") + 1 : lines.index("tau-snapshot-end")]
-        if not body:
-            return
-        data = base64.b64decode("".join(body))
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
-            archive.extractall(self.local.directory, filter="data")
+        files: dict[str, list[str]] = {}
+        current: list[str] | None = None
+        for line in body:
+            if line.startswith("tau-file "):
+                current = files.setdefault(line[len("tau-file ") :], [])
+            elif current is not None:
+                current.append(line.strip())
+        for path, encoded in files.items():
+            clean = posixpath.normpath(path)
+            if clean.startswith(("/", "..")):
+                continue  # never written outside the snapshot directory
+            target = self.local.directory / clean
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(base64.b64decode("".join(encoded)))
 
     def _failure(self, doing: str, lines: list[str]) -> RuntimeFailure:
         detail = next((line for line in reversed(lines) if line.strip()), "no output")
@@ -439,10 +465,3 @@ def _proofs(lines: list[str]) -> list[FileStat]:
             _, digest, size, path = line.split(" ", 3)
             stats.append(FileStat(path, int(size), digest))
     return stats
-
-
-def _add(archive: tarfile.TarFile, name: str, data: bytes) -> None:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mode = 0o644
-    archive.addfile(info, io.BytesIO(data))

@@ -1,15 +1,14 @@
-"""The PVC transport: helper-pod scripts run by a local shell standing in for the kubelet.
+"""The PVC transport: helper-pod scripts run by busybox standing in for the kubelet.
 
 Each helper pod's own command and environment run unchanged against a temporary directory
-(only `TAU_DATA_DIR`, the PVC mount, points elsewhere), so the snapshot, journal,
-precondition and proof logic are exercised for real; the live-cluster e2e runs the same
-pods on a kubelet node.
+(only `TAU_DATA_DIR`, the PVC mount, points elsewhere) with nothing on PATH but busybox's
+applets (the helper image is busybox), so the snapshot, journal, precondition and proof
+logic are exercised for real; the live-cluster e2e runs the same pods on a kubelet node.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,25 @@ from tau.errors import RuntimeFailure, UsageError
 CLOCK = "2026-07-16T10:00:00Z"
 
 
+BUSYBOX = Path("/bin/busybox")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def applets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PATH of busybox applets only: a script using anything else fails here."""
+    assert BUSYBOX.exists(), "the helper-pod scripts are tested with busybox (busybox-static)"
+    directory = tmp_path_factory.mktemp("busybox")
+    names = subprocess.run([str(BUSYBOX), "--list"], capture_output=True, text=True, check=True)
+    for name in names.stdout.split():
+        (directory / name).symlink_to(BUSYBOX)
+    LocalPods.path = str(directory)
+    return directory
+
+
 class LocalPods(PodRoot):
     """A PodRoot whose pods run as local processes over `data`."""
+
+    path = ""
 
     def __init__(self, data: Path, scope: tuple[Scope, ...]) -> None:
         self.data = data
@@ -41,7 +57,7 @@ class LocalPods(PodRoot):
         container = pod["spec"]["containers"][0]
         env = {e["name"]: e["value"] for e in container["env"]}
         env[keys.ENV_DATA_DIR] = str(self.data)
-        env["PATH"] = os.environ["PATH"]
+        env["PATH"] = self.path
         done = subprocess.run(
             container["command"], env=env, capture_output=True, text=True, timeout=60
         )
