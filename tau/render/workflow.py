@@ -56,6 +56,10 @@ JOB_TTL_SECONDS = 28800
 HEAD_RESOURCES = Resources("1", "2Gi", None, None)
 GPU_WORKER_RESOURCES = Resources("8", "64Gi", None, None)
 CPU_WORKER_RESOURCES = Resources("1", "4Gi", None, None)
+# Console scripts of `pip install --user` packages. `python -m site --user-base` prints the
+# path but exits non-zero where user site-packages are disabled (a venv, another uid), which
+# `set -e` would turn into a silent exit 1 before the trainer starts.
+USER_BIN = 'PATH="$(python3 -m site --user-base || true)/bin:$PATH"; export PATH'
 
 
 @dataclass(frozen=True)
@@ -379,7 +383,7 @@ def _entrypoint(intent: WorkflowIntent) -> str:
     return "\n".join(
         [
             "set -eu",
-            'PATH="$(python3 -m site --user-base)/bin:$PATH"; export PATH',
+            USER_BIN,
             f"cd {DATA_DIR}",
             f"exec {trainer_command(intent)}",
             "",
@@ -535,11 +539,7 @@ def _job(intent: WorkflowIntent, annotations, inits) -> dict[str, Any]:
             f"python3 -m pip install --quiet --no-cache-dir {packages} || "
             f"python3 -m pip install --quiet --no-cache-dir --user {packages}\n"
         )
-    script = (
-        f"set -eu\n{install}"
-        'PATH="$(python3 -m site --user-base)/bin:$PATH"; export PATH\n'
-        f"cd {DATA_DIR}\nexec {trainer_command(intent)}\n"
-    )
+    script = f"set -eu\n{install}{USER_BIN}\ncd {DATA_DIR}\nexec {trainer_command(intent)}\n"
     container = {
         "name": "main",
         "image": intent.image,
