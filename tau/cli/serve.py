@@ -7,6 +7,7 @@ the platform, passed explicitly; it never reads tau/workspace.connection.yaml.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -326,14 +327,39 @@ def delete(
     kind: str = kind_option(),
     namespace: str = namespace_option(),
     context: str = context_option(),
+    wait: bool = typer.Option(
+        True,
+        "--wait/--no-wait",
+        help="Return only once the endpoint is gone (its pods terminated), as kubectl does.",
+    ),
+    timeout: float = typer.Option(
+        300.0, "--timeout", min=1.0, help="Seconds --wait waits for the endpoint to be gone."
+    ),
 ) -> None:
     from tau.kube import KubeClient
     from tau.serving import manage
     from tau.serving.request import check_common
 
     check_common(namespace, kind)
-    deleted = manage.delete(KubeClient(None, context), kind, name, namespace)
+    client = KubeClient(None, context)
+    deleted = manage.delete(client, kind, name, namespace)
     if not deleted:
         click.echo(f"{kind} {name} not found in namespace {namespace}; nothing to delete")
+        return
+    if wait:
+        manage.wait_gone(client, kind, name, namespace, timeout, progress=_waiting(name))
     for item in deleted:
         click.echo(f"deleted {item} (ns={namespace})")
+
+
+def _waiting(name: str) -> Callable[[float], None]:
+    """Say once, on stderr, that the delete is waiting, then every 15 s how long."""
+    said = [-1]
+
+    def report(elapsed: float) -> None:
+        bucket = int(elapsed // 15)
+        if bucket != said[0]:
+            said[0] = bucket
+            click.echo(f"waiting for {name} to terminate ({elapsed:.0f}s)", err=True)
+
+    return report

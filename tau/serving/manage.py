@@ -8,6 +8,8 @@ touches only objects `tau serve` created.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -198,7 +200,11 @@ def scale(client: KubeClient, kind: str, name: str, namespace: str, replicas: in
 
 
 def delete(client: KubeClient, kind: str, name: str, namespace: str) -> list[str]:
-    """Delete the endpoint and what tau serve created beside it; [] when nothing existed."""
+    """Delete the endpoint and what tau serve created beside it; [] when nothing existed.
+
+    Deletion is foreground, so the endpoint stays visible (terminating) until its pods are
+    gone; call `wait_gone` for kubectl's "deleted means gone" behaviour.
+    """
     from tau.kube.deletion import delete as delete_object
 
     primary, *owned = KIND_RESOURCES[kind]
@@ -216,3 +222,34 @@ def delete(client: KubeClient, kind: str, name: str, namespace: str) -> list[str
         if delete_object(client, resource, name, namespace, propagation="Foreground") is not None:
             deleted.append(f"{resource.kind.lower()}/{name}")
     return deleted
+
+
+def wait_gone(
+    client: KubeClient,
+    kind: str,
+    name: str,
+    namespace: str,
+    timeout: float,
+    progress: Callable[[float], None] | None = None,
+) -> None:
+    """Block until the endpoint object no longer exists, so a following deploy or delete sees
+    a clean namespace; a finalizer that never clears is a runtime failure naming it."""
+    primary = KIND_RESOURCES[kind][0]
+    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    while True:
+        obj = client.get_or_none(primary, name, namespace)
+        if obj is None:
+            return
+        if time.monotonic() >= deadline:
+            finalizers = ", ".join(obj.get("metadata", {}).get("finalizers") or []) or "none"
+            raise RuntimeFailure(
+                f"{primary.kind.lower()}/{name} in namespace {namespace} is still terminating"
+                f" after {timeout:g}s (finalizers: {finalizers})",
+                hint="its controller must clear the finalizers; rerun with a longer --timeout"
+                " or --no-wait",
+                owner="platform operator: the endpoint's controller (KubeRay, garbage collector)",
+            )
+        if progress is not None:
+            progress(time.monotonic() - started)
+        time.sleep(1.0)
