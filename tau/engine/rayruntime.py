@@ -6,10 +6,17 @@ KubeRay gives a RayJob its own RayCluster sized by `compute.workers` and
 requested GPUs, points the driver at it with RAY_ADDRESS, and stops it with the attempt.
 Its daemons live in their own process group, recorded so `tau run cancel` can reap them
 even when the supervising tau is gone.
+
+Ray turns token authentication on whenever it finds a token (say, a user's
+~/.ray/auth_token), so a head and a driver that see different environments disagree and the
+driver is refused. The engine therefore decides: each runtime gets its own token, in its
+session directory (0600, removed with it), named to the head and the driver alike.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -30,6 +37,11 @@ class RayHead:
     pgid: int
     address: str
     temp_dir: Path
+    auth_env: dict[str, str]
+
+    @property
+    def driver_env(self) -> dict[str, str]:
+        return {"RAY_ADDRESS": self.address, **self.auth_env}
 
 
 def _free_port() -> int:
@@ -38,9 +50,19 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(resources: dict[str, int], log: Path) -> RayHead:
+def _auth_env(temp_dir: Path) -> dict[str, str]:
+    token = temp_dir / "auth_token"
+    descriptor = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(secrets.token_hex(32))
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+
+
+def start(resources: dict[str, int], log: Path, env: dict[str, str]) -> RayHead:
+    """Start the head with the attempt's environment, so it sees what its driver sees."""
     # Ray's socket paths must stay short, so the session dir lives under the system temp dir.
     temp_dir = Path(tempfile.mkdtemp(prefix="tau-ray-"))
+    auth_env = _auth_env(temp_dir)
     port = _free_port()
     argv = [
         sys.executable,
@@ -59,13 +81,17 @@ def start(resources: dict[str, int], log: Path) -> RayHead:
         out.write(f"tau: starting a local Ray runtime ({resources})\n".encode())
         out.flush()
         process = subprocess.Popen(
-            argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            env={**env, **auth_env},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         try:
             code = process.wait(timeout=START_TIMEOUT)
         except subprocess.TimeoutExpired:
             code = None
-    head = RayHead(process.pid, f"127.0.0.1:{port}", temp_dir)
+    head = RayHead(process.pid, f"127.0.0.1:{port}", temp_dir, auth_env)
     if code != 0:
         stop(head)
         raise RuntimeFailure(

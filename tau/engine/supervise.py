@@ -23,7 +23,6 @@ from tau.lifecycle.classify import Failure, backoff, format_duration, retry_env
 
 GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.1
-ENV_RAY_ADDRESS = "RAY_ADDRESS"
 
 Echo = Callable[[str], None]
 
@@ -145,14 +144,14 @@ class Supervisor:
         head = None
         if plan.ray_resources is not None:
             try:
-                head = rayruntime.start(plan.ray_resources, log_path)
+                head = rayruntime.start(plan.ray_resources, log_path, env)
             except TauError as error:
                 attempt.finished_at, attempt.reason = records.now(), Failure.UNKNOWN
                 run.message = error.one_line()
                 records.save(run)
                 return Failure.UNKNOWN
             attempt.ray_pgid = head.pgid
-            env = {**env, ENV_RAY_ADDRESS: head.address}
+            env = {**env, **head.driver_env}
             records.save(run)
             if self.cancel:
                 rayruntime.stop(head)

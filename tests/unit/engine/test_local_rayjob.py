@@ -66,3 +66,35 @@ def test_ray_tune_sweep_runs_on_a_local_ray_runtime_and_reports_the_best_trial(l
     assert doc["job"]["found"] is False
     (attempt,) = local.record(name)["attempts"]
     assert attempt["ray_pgid"] and not alive(attempt["ray_pgid"])  # the runtime is gone
+
+
+PING = """\
+import ray
+
+ray.init()
+
+
+@ray.remote
+def ping():
+    return "pong"
+
+
+print("remote says", ray.get(ping.remote()), flush=True)
+"""
+
+
+def test_a_ray_token_in_the_researchers_home_does_not_lock_the_driver_out(local, tmp_path):
+    # Ray enables token auth when it finds ~/.ray/auth_token; the private runtime and its
+    # driver must agree whatever the researcher's home holds, and that file stays untouched.
+    home = tmp_path / "home"
+    (home / ".ray").mkdir(parents=True)
+    planted = home / ".ray" / "auth_token"
+    planted.write_text("f" * 64)
+    local.env["HOME"] = str(home)
+    config = CONFIG.replace("name: sweep", "name: ping").replace("../sweep.py", "../ping.py")
+    repo = project(tmp_path / "repo", "ping", config, {"ping.py": PING})
+    result = local.tau("run", "ping", "--local", cwd=repo, timeout=600)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "remote says pong" in result.stdout
+    assert planted.read_text() == "f" * 64
+    assert "f" * 64 not in result.stdout + result.stderr
