@@ -48,4 +48,16 @@ done
   echo "15-node-packages.sh: /bin/busybox (busybox-static) is missing" >&2
   exit 1
 }
-echo "15-node-packages.sh: real node packages present"
+# Every kubelet and containerd holds inotify instances; with a few local clusters (and their
+# Kueue, which fails with "too many open files") the default 128 per user runs out.
+for limit in fs.inotify.max_user_instances=8192 fs.inotify.max_user_watches=1048576; do
+  key="${limit%%=*}" want="${limit#*=}"
+  have="$(sysctl -n "$key")"
+  if [ "$have" -lt "$want" ]; then
+    sysctl -q -w "$limit" || {
+      echo "15-node-packages.sh: cannot raise $key to $want (root needed)" >&2
+      exit 1
+    }
+  fi
+done
+echo "15-node-packages.sh: real node packages present, inotify limits raised"
