@@ -106,6 +106,9 @@ GPU_FLAVOR_A100 = f"taugrid-gpu-{GPU_CLASS_A100}"
 # Last in the ClusterQueue, with the node's two cores as quota: a workload lands there when it
 # selects the real pool, or when the fake CPU pool's quota is used up and it still fits here.
 REAL_FLAVOR = "taugrid-real-cpu"
+# A ClusterQueue with only the real flavor: what a platform operator points a workload profile's
+# LocalQueue at to run on the real node (tau profiles place by queue, not by node selector).
+REAL_CLUSTER_QUEUE = "realqueue"
 REAL_FLAVOR_QUOTA = {"cpu": "2", "memory": "4Gi"}
 TOPOLOGY = "default-node-topology"
 PRIORITY_DEFAULT = "taugrid-default"  # PriorityClass and WorkloadPriorityClass, value 1000
@@ -269,7 +272,12 @@ def kueue_objects() -> list[dict[str, Any]]:
             "apiVersion": api,
             "kind": "ResourceFlavor",
             "metadata": {"name": REAL_FLAVOR},
-            "spec": {"nodeLabels": dict(REAL_NODE_SELECTOR), "tolerations": [REAL_NODE_TOLERATION]},
+            "spec": {
+                "nodeLabels": dict(REAL_NODE_SELECTOR),
+                "tolerations": [REAL_NODE_TOLERATION],
+                # Multi-node profiles ask Kueue for topology-aware placement.
+                "topologyName": TOPOLOGY,
+            },
         }
     )
     flavor_quotas.append(
@@ -293,6 +301,23 @@ def kueue_objects() -> list[dict[str, Any]]:
                 "preemption": {"withinClusterQueue": "LowerPriority"},
                 "resourceGroups": [
                     {"coveredResources": ["cpu", "memory", GPU_RESOURCE], "flavors": flavor_quotas}
+                ],
+            },
+        }
+    )
+    objects.append(
+        {
+            "apiVersion": api,
+            "kind": "ClusterQueue",
+            "metadata": {"name": REAL_CLUSTER_QUEUE},
+            "spec": {
+                "namespaceSelector": {},
+                "queueingStrategy": "BestEffortFIFO",
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory", GPU_RESOURCE],
+                        "flavors": [flavor_quotas[-1]],
+                    }
                 ],
             },
         }
