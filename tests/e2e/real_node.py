@@ -6,7 +6,11 @@ capabilities, the runtime's seccomp profile), so tests run them in namespaces th
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from controller_harness import wait_for
+from lifecycle_env import Workspace, tau_cluster
 
 from hack.localcluster import LocalCluster, wait_until
 from hack.localcluster import fixtures as fx
@@ -86,3 +90,56 @@ def wait_for_phase(
         timeout,
         describe,
     )
+
+
+def offer_real_node(ws: Workspace, profiles: dict[str, int]) -> None:
+    """What a platform operator does to offer the real node to a workspace: its queue becomes
+    the ClusterQueue holding only the real flavor, and the TauCluster publishes ``profiles``
+    (name -> worker count, CPU only) whose default LocalQueue it is. Profiles place runs (a
+    run config may not add a node selector), so this is how a tau run reaches the kubelet."""
+    patch = {"spec": {"queue": fx.REAL_CLUSTER_QUEUE}}
+    ws.kubectl(
+        "patch", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
+        "--type", "merge", "-p", json.dumps(patch),
+    )  # fmt: skip
+
+    def queued() -> bool:
+        queue = ws.get("localqueue", fx.REAL_CLUSTER_QUEUE, "-n", ws.namespace) or {}
+        workspace = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace) or {}
+        ready = ((workspace.get("status") or {}).get("phase")) == "Ready"
+        return ready and queue.get("spec", {}).get("clusterQueue") == fx.REAL_CLUSTER_QUEUE
+
+    wait_for(f"LocalQueue {fx.REAL_CLUSTER_QUEUE} in {ws.namespace}, workspace Ready", queued, 120)
+    cluster = tau_cluster(ws.namespace)
+    [template, *_] = cluster["spec"]["workloadProfiles"]
+    cluster["spec"]["workloadProfiles"] = [
+        {
+            **template,
+            "name": name,
+            "gpusPerWorker": 0,
+            "workerCount": workers,
+            "placement": "independent" if workers == 1 else "multi-node-nccl",
+            "defaultLocalQueue": fx.REAL_CLUSTER_QUEUE,
+        }
+        for name, workers in profiles.items()
+    ]
+    ws.cluster.apply([cluster])
+
+    def published() -> dict[str, Any] | None:
+        tc = ws.get("clusters.tau.azure.com", "cluster") or {}
+        status = tc.get("status") or {}
+        current = (status.get("workloadProfiles") or {}).get("observedGeneration") == (
+            tc.get("metadata", {}).get("generation")
+        )
+        ready = any(
+            c["type"] == "WorkloadProfilesReady" and c["status"] == "True"
+            for c in status.get("conditions") or []
+        )
+        return tc if current and ready else None
+
+    try:
+        wait_for("the real node's workload profiles to be Ready", published, timeout=120)
+    except AssertionError as error:
+        tc = ws.get("clusters.tau.azure.com", "cluster") or {}
+        profiles_status = (tc.get("status") or {}).get("workloadProfiles")
+        raise AssertionError(f"{error}; TauCluster profiles: {profiles_status}") from None

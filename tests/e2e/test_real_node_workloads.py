@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from controller_harness import wait_for
-from lifecycle_env import Workspace, job_target, tau_cluster, workspace_setup
-from real_node import enforce_restricted
+from lifecycle_env import Workspace, job_target, workspace_setup
+from real_node import enforce_restricted, offer_real_node
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -28,55 +28,8 @@ def ws(
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("real-node")):
         enforce_restricted(local_cluster, workspace.namespace)
-        publish_real_profiles(workspace)
+        offer_real_node(workspace, {REAL_PROFILE: 1, REAL_DDP_PROFILE: 2})
         yield workspace
-
-
-def publish_real_profiles(ws: Workspace) -> None:
-    """What a platform operator does to offer the real node: the workspace's queue is the
-    ClusterQueue holding only the real flavor, and workload profiles default to it."""
-    patch = {"spec": {"queue": fx.REAL_CLUSTER_QUEUE}}
-    ws.kubectl(
-        "patch", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
-        "--type", "merge", "-p", json.dumps(patch),
-    )  # fmt: skip
-
-    def queued() -> bool:
-        queue = ws.get("localqueue", fx.REAL_CLUSTER_QUEUE, "-n", ws.namespace) or {}
-        workspace = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace) or {}
-        phase = (workspace.get("status") or {}).get("phase")
-        return queue.get("spec", {}).get("clusterQueue") == fx.REAL_CLUSTER_QUEUE and (
-            phase == "Ready"
-        )
-
-    wait_for("the workspace on the real node's queue", queued, timeout=120)
-    cluster = tau_cluster(ws.namespace)
-    template = cluster["spec"]["workloadProfiles"][0]
-    for name, workers in ((REAL_PROFILE, 1), (REAL_DDP_PROFILE, 2)):
-        cluster["spec"]["workloadProfiles"].append(
-            {
-                **template,
-                "name": name,
-                "gpusPerWorker": 0,
-                "workerCount": workers,
-                "placement": "independent" if workers == 1 else "multi-node-nccl",
-                "defaultLocalQueue": fx.REAL_CLUSTER_QUEUE,
-            }
-        )
-    ws.cluster.apply([cluster])
-
-    def published() -> bool:
-        tc = ws.get("clusters.tau.azure.com", "cluster") or {}
-        st = tc.get("status") or {}
-        ready = (st.get("workloadProfiles") or {}).get("observedGeneration") == tc.get(
-            "metadata", {}
-        ).get("generation") and any(
-            c["type"] == "WorkloadProfilesReady" and c["status"] == "True"
-            for c in st.get("conditions") or []
-        )
-        return ready
-
-    wait_for("the real node's workload profiles to be Ready", published, timeout=120)
 
 
 def real_target(
