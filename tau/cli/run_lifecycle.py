@@ -138,10 +138,13 @@ def status(
         st.render(doc, console)
         phases = ph.build(snap)
         if ph.watch_failed(snap):
+            cause = doc.get("failure") or {}
             raise RuntimeFailure(
-                f"startup phase failed for {target.namespace}/{name}",
+                f"startup phase failed for {target.namespace}/{name}"
+                + (f" ({cause['reason']}: {cause['category']})" if cause else ""),
                 hint=f"see `tau run status {name} --diagnostic-hints`",
-                owner=next((p.owner for p in phases if p.status == ph.WARNING and p.owner), ""),
+                owner=cause.get("owner")
+                or next((p.owner for p in phases if p.status == ph.WARNING and p.owner), ""),
             )
         if ph.watch_complete(snap, phases):
             return
@@ -577,6 +580,10 @@ def history(
         )
     click.echo(f"Run: {target.namespace}/{name}")
     click.echo(f"State: {data['displayState']} (attempt {data['attempt']})")
+    cause = data["failure"]
+    if cause:
+        owner = f" (owner: {cause['owner']})" if cause["owner"] else ""
+        click.echo(f"Failure: {cause['reason']} — {cause['category']}: {cause['summary']}{owner}")
     if data["resumedFrom"]:
         click.echo(f"Resumed from: {data['resumedFrom']}")
     if data["entries"]:

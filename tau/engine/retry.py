@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import signal
 
-from tau.lifecycle.classify import Failure
+from tau.lifecycle import causes
+from tau.lifecycle.classify import Cause, Failure
 
 EXIT_OOM = 137  # 128 + SIGKILL, what a shell reports for an OOM-killed child
 
@@ -22,3 +23,24 @@ def classify_exit(exit_code: int) -> Failure:
     if exit_code in (-signal.SIGKILL, EXIT_OOM):
         return Failure.OOM_KILLED
     return Failure.UNKNOWN
+
+
+def exit_cause(reason: str, exit_code: int | None) -> Cause:
+    """The cluster's categories and owners for a local process's end."""
+    if reason == Failure.OOM_KILLED:
+        return Cause(
+            Failure.OOM_KILLED,
+            causes.OOM,
+            causes.RESEARCHER,
+            "the process was killed by SIGKILL (the kernel's OOM killer)",
+            "lower the memory footprint or run on a larger machine; the same config will likely "
+            "OOM again",
+        )
+    exited = f"exited with code {exit_code}" if exit_code not in (None, 0) else "ended"
+    return Cause(
+        Failure.UNKNOWN,
+        causes.APPLICATION,
+        causes.RESEARCHER,
+        f"the local process {exited}",
+        "read its output with `tau logs`; fix the code or config, then resubmit",
+    )

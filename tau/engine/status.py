@@ -15,6 +15,7 @@ from typing import Any
 from tau import keys
 from tau.engine import records
 from tau.engine.records import Attempt, LocalRun
+from tau.engine.retry import exit_cause
 from tau.lifecycle.phases import Phase
 from tau.lifecycle.status import API_VERSION
 
@@ -166,6 +167,7 @@ def document(run: LocalRun) -> dict[str, Any]:
         "pods": [_process(run, a) for a in run.attempts if a.pid is not None],
         "resourceClaims": [],
         "events": [],
+        "failure": _failure(run, state),
         "diagnostics": _diagnostics(run, state, message),
         "actions": _actions(run, state),
     }
@@ -185,6 +187,13 @@ def document(run: LocalRun) -> dict[str, Any]:
     if attempt is not None:
         doc["metadata"]["annotations"]["tau.azure.com/local-attempt"] = str(attempt.number)
     return doc
+
+
+def _failure(run: LocalRun, state: str) -> dict[str, Any] | None:
+    if state != records.FAILED:
+        return None
+    attempt = run.current
+    return exit_cause(run.reason, attempt.exit_code if attempt else None).to_dict()
 
 
 def _annotations(run: LocalRun) -> dict[str, str]:
@@ -281,5 +290,6 @@ def history(run: LocalRun) -> dict[str, Any]:
         "created": run.created_at,
         "attempt": max(len(run.attempts), 1),
         "resumedFrom": "",
+        "failure": _failure(run, state),
         "entries": entries,
     }

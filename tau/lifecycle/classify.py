@@ -8,71 +8,54 @@ of looping.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
+from tau.lifecycle import causes
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
+from tau.lifecycle.causes import Cause, Failure
 from tau.lifecycle.snapshot import Snapshot
 
-
-class Failure(StrEnum):
-    UNKNOWN = "Unknown"
-    OOM_KILLED = "OOMKilled"
-    PREEMPTED = "Preempted"
-    EVICTED = "Evicted"
-    COMPLETED = "Completed"
-    RUNNING = "Running"
-
-    @property
-    def retryable(self) -> bool:
-        return self in (Failure.OOM_KILLED, Failure.PREEMPTED, Failure.EVICTED)
-
+__all__ = ["Cause", "Failure", "classify", "diagnose"]
 
 RETRY_ON_DEFAULT = ("Preempted", "Evicted")
 SIGNATURE_LIMIT = 160
 
-
-def _oom(snap: Snapshot) -> bool:
-    for pod in snap.pods:
-        if o.status(pod).get("reason") == "OOMKilled":
-            return True
-        for cs in o.container_statuses(pod, True) + o.container_statuses(pod):
-            for term in (o.terminated(cs), o.last_terminated(cs)):
-                if term and term.get("reason") == "OOMKilled":
-                    return True
-    return False
+COMPLETED = Cause(Failure.COMPLETED, "completed", "", "the run completed", "")
+RUNNING = Cause(Failure.RUNNING, "running", "", "the run has not failed", "")
 
 
-def _preempted(snap: Snapshot) -> bool:
-    if any(o.is_true(pod, "DisruptionTarget") for pod in snap.pods):
-        return True
-    return any("preempt" in str(e.get("reason") or "").lower() for e in snap.events)
+def _rayjob_cause(snap: Snapshot) -> Cause | None:
+    """A failed RayJob whose pods are gone: its own status is the evidence."""
+    rayjob = snap.primary_rayjob
+    if rayjob is None or not o.rayjob_failed(rayjob):
+        return None
+    st = o.status(rayjob)
+    text = " ".join(str(st.get("message") or st.get("reason") or "").split())[:160]
+    if str(st.get("jobStatus") or "").upper() == "FAILED":
+        return Cause(
+            Failure.UNKNOWN,
+            causes.APPLICATION,
+            causes.RESEARCHER,
+            "the Ray driver failed" + (f": {text}" if text else ""),
+            "read its output with `tau run logs`; fix the code or config, then resubmit",
+        )
+    return None
 
 
-def _evicted(snap: Snapshot) -> bool:
-    for pod in snap.pods:
-        if o.pod_phase(pod) != "Failed":
-            continue
-        reasons = [str(c.get("reason") or "") for c in o.conditions(pod)]
-        reasons.append(str(o.status(pod).get("reason") or ""))
-        if any(r.lower() == "evicted" for r in reasons):
-            return True
-    return any(str(e.get("reason") or "").lower() == "evicted" for e in snap.events)
+def diagnose(snap: Snapshot) -> Cause:
+    """The one classification of a run: retry reason, category, owner and next step."""
+    phases = ph.build(snap)
+    if ph.startup_complete(snap, phases) or ph.primary_succeeded(snap):
+        return COMPLETED
+    if not ph.startup_failed(snap):
+        return RUNNING
+    cause = causes.snapshot_cause(snap.pods, snap.events)
+    if cause.category == causes.UNKNOWN:
+        return _rayjob_cause(snap) or cause
+    return cause
 
 
 def classify(snap: Snapshot) -> Failure:
-    phases = ph.build(snap)
-    if ph.startup_complete(snap, phases) or ph.primary_succeeded(snap):
-        return Failure.COMPLETED
-    if not ph.startup_failed(snap):
-        return Failure.RUNNING
-    if _oom(snap):
-        return Failure.OOM_KILLED
-    if _preempted(snap):
-        return Failure.PREEMPTED
-    if _evicted(snap):
-        return Failure.EVICTED
-    return Failure.UNKNOWN
+    return diagnose(snap).reason
 
 
 def signature(snap: Snapshot, failure: Failure) -> str:
@@ -85,7 +68,7 @@ def signature(snap: Snapshot, failure: Failure) -> str:
         pod = snap.pods[0]
         name = o.name(pod)
         statuses = o.container_statuses(pod, True) + o.container_statuses(pod)
-        if failure is Failure.OOM_KILLED and _oom(snap):
+        if failure is Failure.OOM_KILLED and any(causes.oom_killed(p) for p in snap.pods):
             text = f"pod={name} oom_killed=true"
         else:
             cond = next((c for c in o.conditions(pod) if c.get("type") == "DisruptionTarget"), None)

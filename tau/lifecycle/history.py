@@ -11,6 +11,7 @@ from typing import Any
 from tau import keys
 from tau.lifecycle import phases as ph
 from tau.lifecycle.snapshot import Snapshot, event_time
+from tau.lifecycle.status import failure
 
 REASONS = {
     "RayJobAttempt": "retry",
@@ -60,6 +61,7 @@ def history(snap: Snapshot, events: list[dict[str, Any]]) -> dict[str, Any]:
         "found": snap.found,
         "state": ph.state(snap),
         "displayState": ph.display_state(snap),
+        "failure": failure(snap),
         "submissionId": (meta.get("annotations") or {}).get(keys.SUBMISSION_ID, ""),
         "created": meta.get("creationTimestamp", ""),
         "attempt": int(env.get(keys.ENV_RETRY_ATTEMPT) or 0) + 1,

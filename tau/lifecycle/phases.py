@@ -10,17 +10,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tau.lifecycle import causes
 from tau.lifecycle import objects as o
+from tau.lifecycle.causes import IMAGE_OWNER, NODE_OWNER, PLATFORM, QUEUE_OWNER, RESEARCHER
 from tau.lifecycle.snapshot import MULTIKUEUE_CONTROLLER, Snapshot, claim_names
+
+__all__ = ["IMAGE_OWNER", "NODE_OWNER", "PLATFORM", "QUEUE_OWNER", "RESEARCHER"]
 
 PENDING, ACTIVE, DONE, WARNING, SKIPPED = "pending", "active", "done", "warning", "skipped"
 MARKERS = {DONE: "[x]", ACTIVE: "[>]", WARNING: "[!]", SKIPPED: "[-]", PENDING: "[ ]"}
-
-RESEARCHER = "researcher"
-QUEUE_OWNER = "platform/queue owner"
-NODE_OWNER = "platform/node-pool owner"
-PLATFORM = "platform operator"
-IMAGE_OWNER = "researcher (image tag) or the image's owning team"
 
 MANAGER_VIEW = "manager view only; worker-cluster pod lifecycle is not visible here"
 POD_PHASES = (
@@ -511,32 +509,39 @@ def init_containers(snap: Snapshot) -> Phase:
     return Phase(name, WARNING if failed else ACTIVE, detail, hint, RESEARCHER)
 
 
+def _started(cs: dict[str, Any]) -> bool:
+    """Running, or terminated after it ran: an exit (even non-zero) means it started."""
+    if o.is_running(cs):
+        return True
+    term = o.terminated(cs)
+    return term is not None and term.get("reason") not in ("ContainerCannotRun", "StartError")
+
+
 def container_start(snap: Snapshot) -> Phase:
     name = "Container start"
     if not snap.pods:
         return Phase(name, PENDING, "waiting for pods")
-    statuses = [cs for p in snap.pods for cs in o.container_statuses(p)]
+    statuses = [(p, cs) for p in snap.pods for cs in o.container_statuses(p)]
     if not statuses:
         return Phase(name, PENDING, "container statuses not available")
-    total = sum(len((p.get("spec") or {}).get("containers") or []) for p in snap.pods)
-    started = sum(1 for cs in statuses if o.is_running(cs) or o.exit_code(cs) == 0)
-    detail = f"{started}/{max(total, len(statuses))} started"
-    failed = [cs for cs in statuses if o.container_failed(cs)]
+    total = max(
+        sum(len((p.get("spec") or {}).get("containers") or []) for p in snap.pods), len(statuses)
+    )
+    started = sum(1 for _, cs in statuses if _started(cs))
+    detail = f"{started}/{total} started"
+    failed = [(p, cs) for p, cs in statuses if o.container_failed(cs)]
     if failed:
-        cs = failed[0]
+        pod, cs = failed[0]
         reason = o.waiting_reason(cs) or str((o.terminated(cs) or {}).get("reason") or "Error")
         code = o.exit_code(cs)
         detail += f" reason={cs.get('name')}={reason}" + (f" exit={code}" if code else "")
-        return Phase(
-            name,
-            WARNING,
-            detail,
-            "the application exited or crashed; read `tau logs` for its output",
-            RESEARCHER,
-        )
-    if started >= max(total, len(statuses)):
+        cause = causes.pod_cause(pod) or causes.container_cause(pod, cs)
+        if cause.category != causes.APPLICATION:
+            detail += f" ({cause.category})"
+        return Phase(name, WARNING, detail, cause.hint, cause.owner)
+    if started >= total:
         return Phase(name, DONE, detail)
-    creating = any(o.waiting_reason(cs) in o.CREATING for cs in statuses)
+    creating = any(o.waiting_reason(cs) in o.CREATING for _, cs in statuses)
     hint = (
         "container startup is still waiting on image, volume, or runtime setup" if creating else ""
     )
@@ -551,8 +556,12 @@ def ready(snap: Snapshot) -> Phase:
     detail = f"{len(ready_pods)}/{len(snap.pods)} pods ready"
     failed = [p for p in snap.pods if o.pod_failed(p)]
     if failed:
+        cause = causes.pod_cause(failed[0])
         return Phase(
-            name, WARNING, f"{detail} reason={o.pod_failure_reason(failed[0])}", owner=RESEARCHER
+            name,
+            WARNING,
+            f"{detail} reason={o.pod_failure_reason(failed[0])}",
+            owner=cause.owner if cause is not None else RESEARCHER,
         )
     if len(ready_pods) == len(snap.pods):
         return Phase(name, DONE, detail)

@@ -13,7 +13,7 @@ from tau import keys
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
-from tau.lifecycle.classify import Failure, classify, resume_env
+from tau.lifecycle.classify import Cause, Failure, diagnose, resume_env
 from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, delete_workload, emit_event
 from tau.lifecycle.snapshot import Snapshot, collect
 
@@ -25,7 +25,7 @@ def check_from(value: str) -> None:
         raise UsageError(f"--from must be an absolute path (starts with /); got {value!r}")
 
 
-def preflight(snap: Snapshot, *, force: bool) -> Failure:
+def preflight(snap: Snapshot, *, force: bool) -> Cause:
     """The failure to resume from; refuses anything that should not be resumed."""
     name, namespace = snap.name, snap.namespace
     if not snap.found:
@@ -48,13 +48,16 @@ def preflight(snap: Snapshot, *, force: bool) -> Failure:
         )
     if not ph.startup_failed(snap):
         raise still_running
-    failure = classify(snap)
+    cause = diagnose(snap)
+    failure = cause.reason
     if not failure.retryable:
         raise RuntimeFailure(
-            f'workload "{name}" failed with non-retryable reason {failure} — inspect '
-            "logs/status before resubmitting manually",
-            hint=f"tau run status {name} -n {namespace}; tau run logs {name} -n {namespace}",
-            owner=RESEARCHER,
+            f'workload "{name}" failed with non-retryable reason {failure} ({cause.category}: '
+            f"{cause.summary}) — resume (even with --force) only restarts preempted, evicted "
+            "or OOM-killed runs",
+            hint=f"read `tau run logs {name}`, fix the cause, then `tau run cancel {name}` and "
+            "resubmit with `tau run TARGET`",
+            owner=cause.owner or RESEARCHER,
         )
     if failure is Failure.OOM_KILLED and not force:
         raise RuntimeFailure(
@@ -62,7 +65,7 @@ def preflight(snap: Snapshot, *, force: bool) -> Failure:
             "Increase compute resources in your config, then resume with --force",
             owner=RESEARCHER,
         )
-    return failure
+    return cause
 
 
 def resume(
@@ -81,11 +84,13 @@ def resume(
     check_from(checkpoint)
     kube, namespace = prepared.kube, prepared.namespace
     snap = collect(kube, namespace, name)
-    failure = preflight(snap, force=force)
+    cause = preflight(snap, force=force)
+    failure = cause.reason
     configured = getattr(prepared.loaded.config, "run_name", "") or ""
     if configured and configured != name:
         say(f'note: config names job "{configured}" but resuming "{name}"')
     say(f"failure reason: {failure}")
+    say(f"cause: {cause.category}: {cause.summary} (owner: {cause.owner})")
     owner = snap.job if snap.job is not None else snap.rayjob
     old_hash = ((owner or {}).get("metadata", {}).get("annotations") or {}).get(
         keys.CONFIG_HASH, ""

@@ -24,7 +24,7 @@ from tau.lifecycle.classify import (
     RETRY_ON_DEFAULT,
     Failure,
     backoff,
-    classify,
+    diagnose,
     format_duration,
     retry_env,
     signature,
@@ -193,15 +193,16 @@ def run_retries(
                 )
             say(f"workload {namespace}/{name} completed successfully")
             return
-        failure = classify(snap)
+        cause = diagnose(snap)
+        failure = cause.reason
         sig = signature(snap, failure)
         if not policy.allows(failure):
             raise RuntimeFailure(
                 f"workload {namespace}/{name} failed ({failure}) — not in retry_on list "
                 f"[{', '.join(policy.retry_on)}]",
-                hint=f"inspect `tau run status {name} -n {namespace}` and `tau run logs {name}`"
+                hint=f"{cause.category}: {cause.summary}; {cause.hint}"
                 + ("; Unknown failures are never retried" if failure is Failure.UNKNOWN else ""),
-                owner="researcher" if failure is not Failure.UNKNOWN else "",
+                owner=cause.owner,
             )
         attempt += 1
         if attempt > policy.max_retries:
@@ -216,7 +217,7 @@ def run_retries(
             )
             raise RuntimeFailure(
                 f"workload {namespace}/{name} exhausted all {policy.max_retries} retries "
-                f"(last failure: {failure})",
+                f"(last failure: {failure}, {cause.category}: {cause.summary})",
                 hint="if retries keep failing the same way, check node health with "
                 "`tau cluster validate nodes`",
             )

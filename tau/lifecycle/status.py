@@ -11,6 +11,7 @@ from typing import Any
 
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
+from tau.lifecycle.classify import diagnose
 from tau.lifecycle.snapshot import Snapshot
 from tau.lifecycle.target import Target
 
@@ -83,12 +84,15 @@ def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[
         ]
     failed = ph.primary_failed(snap) or ph.startup_failed(snap)
     if failed:
+        cause = diagnose(snap)
         found.append(
             {
                 "code": "RUN_FAILED",
                 "severity": "error",
-                "message": f"{snap.namespace}/{snap.name} failed",
-                "suggestion": "read the logs, then see `tau run status --diagnostic-hints`",
+                "message": f"{snap.namespace}/{snap.name} failed: {cause.reason} "
+                f"({cause.category}) — {cause.summary}"
+                + (f" (owner: {cause.owner})" if cause.owner else ""),
+                "suggestion": cause.hint,
             }
         )
     rejected = [
@@ -171,6 +175,7 @@ def document(
             "startupComplete": ph.startup_complete(snap, phases),
             "startupFailed": ph.startup_failed(snap),
         },
+        "failure": failure(snap),
         "phases": [p.to_dict() for p in phases],
         "job": {
             "found": snap.job is not None,
@@ -227,6 +232,13 @@ def document(
     return doc
 
 
+def failure(snap: Snapshot) -> dict[str, Any] | None:
+    """The run's classification once it failed (the same one retry and resume act on)."""
+    if not (ph.primary_failed(snap) or ph.startup_failed(snap)):
+        return None
+    return diagnose(snap).to_dict()
+
+
 def _workload(wl: dict[str, Any]) -> dict[str, Any]:
     st = o.status(wl)
     admission = st.get("admission") or {}
@@ -277,6 +289,13 @@ def render(doc: dict[str, Any], console: Any) -> None:
     kind = status["workloadKind"] or "Run"
     console.print(f"[bold]{kind} {escape(meta['namespace'])}/{escape(meta['name'])}[/]")
     console.print(f"State: [bold]{escape(status['displayState'])}[/]")
+    cause = doc.get("failure")
+    if cause:
+        owner = f" (owner: {cause['owner']})" if cause["owner"] else ""
+        console.print(
+            f"Failure: [bold]{escape(cause['reason'])}[/] — {escape(cause['category'])}: "
+            f"{escape(cause['summary'])}{escape(owner)}"
+        )
     console.print("\n[bold]Progress[/]")
     for phase in doc["phases"]:
         marker = ph.MARKERS[phase["status"]]

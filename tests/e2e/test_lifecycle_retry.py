@@ -116,9 +116,53 @@ def test_an_unknown_failure_is_never_retried(ws: Workspace) -> None:
     assert f"startup phase failed for {ws.namespace}/retry-crash" in watched.stderr
     assert "[!]  Container start" in watched.stdout
 
-    resumed = ws.tau("run", "resume", "retry-crash", "--config", "tau/crash.yaml")
-    assert resumed.returncode == 1
-    assert "failed with non-retryable reason Unknown" in resumed.stderr
+    assert "1/1 started reason=main=Error exit=1" in watched.stdout  # it ran, then exited
+    assert "Failure: Unknown — application crash: container main" in watched.stdout
+
+    for force in ((), ("--force",)):
+        resumed = ws.tau("run", "resume", "retry-crash", "--config", "tau/crash.yaml", *force)
+        assert resumed.returncode == 1
+        assert "failed with non-retryable reason Unknown (application crash" in resumed.stderr
+        assert "`tau run cancel retry-crash` and resubmit" in resumed.stderr
+        assert "(owner: researcher)" in resumed.stderr
+
+
+def test_a_preempted_run_is_preempted_for_status_resume_and_history_alike(ws: Workspace) -> None:
+    ws.target("preempted", job_target("run-preempted"))
+    submitted = first_attempt_fails(ws, "run-preempted", fx.OUTCOME_PREEMPTED, "preempted")
+    assert submitted.returncode == 0, submitted.stderr
+
+    def failed() -> bool:
+        job = ws.get("job", "run-preempted", "-n", ws.namespace) or {}
+        conditions = (job.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Failed" and c["status"] == "True" for c in conditions)
+
+    wait_for("run-preempted to fail", failed, timeout=90)
+    status = ws.tau("run", "status", "run-preempted", "-o", "json")
+    assert status.returncode == 0, status.stderr
+    failure = json.loads(status.stdout)["failure"]
+    assert (failure["reason"], failure["category"], failure["owner"]) == (
+        "Preempted",
+        "preemption",
+        "platform/queue owner",
+    )
+    human = ws.tau("run", "status", "run-preempted")
+    assert "Failure: Preempted — preemption: pod run-preempted-" in human.stdout
+    assert "(owner: platform/queue owner)" in human.stdout
+    assert "Owner: researcher" not in human.stdout  # not an application crash
+    assert "the application exited or crashed" not in human.stdout
+
+    history = ws.tau("run", "history", "run-preempted")
+    assert "Failure: Preempted — preemption" in history.stdout
+
+    resumed = ws.tau("run", "resume", "run-preempted", "--config", "tau/preempted.yaml")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "failure reason: Preempted" in resumed.stderr
+    assert "cause: preemption: pod run-preempted-" in resumed.stderr
+    assert "(owner: platform/queue owner)" in resumed.stderr
+    assert env_of(ws, "run-preempted")["TAU_RESUME_FROM"] == (
+        "/data/checkpoints/finetunes/run-preempted"
+    )
 
 
 def test_oom_is_retried_only_when_listed_and_resume_needs_force(ws: Workspace) -> None:

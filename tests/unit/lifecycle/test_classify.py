@@ -6,15 +6,21 @@ import copy
 
 import pytest
 
+from tau.errors import RuntimeFailure
+from tau.lifecycle import status as st
 from tau.lifecycle.classify import (
     Failure,
     backoff,
     classify,
+    diagnose,
     format_duration,
     resume_env,
     retry_env,
     signature,
 )
+from tau.lifecycle.history import history
+from tau.lifecycle.resume import preflight
+from tau.lifecycle.target import Target
 
 
 @pytest.mark.parametrize(
@@ -114,3 +120,59 @@ def test_retry_env_replaces_earlier_retry_entries():
         ("TAU_RETRY_ATTEMPT", "1"),
         ("TAU_RESUME_FROM", "/new"),
     )
+
+
+@pytest.mark.parametrize(
+    ("recording", "reason", "category", "owner"),
+    [
+        ("preempted", "Preempted", "preemption", "platform/queue owner"),
+        ("evicted", "Preempted", "node disruption", "platform/node-pool owner"),
+        ("oomkilled", "OOMKilled", "out of memory", "researcher"),
+        ("failed-unknown", "Unknown", "application crash", "researcher"),
+    ],
+)
+def test_each_recorded_failure_has_one_category_and_owner(
+    snapshot, recording, reason, category, owner
+):
+    cause = diagnose(snapshot(recording))
+    assert (str(cause.reason), cause.category, cause.owner) == (reason, category, owner)
+
+
+def test_status_history_and_resume_agree_on_a_preempted_run(snapshot):
+    snap = snapshot("preempted")
+    doc = st.document(snap, Target(None, "", "research"))
+    assert doc["failure"]["reason"] == "Preempted"
+    assert doc["failure"]["owner"] == "platform/queue owner"
+    assert doc["failure"]["retryable"] is True
+    [failed] = [d for d in doc["diagnostics"] if d["code"] == "RUN_FAILED"]
+    assert failed["message"].startswith(
+        f"{snap.namespace}/preempted failed: Preempted (preemption)"
+    )
+    assert "(owner: platform/queue owner)" in failed["message"]
+    # No phase blames the application for a preemption.
+    assert all(p.get("owner") != "researcher" for p in doc["phases"] if p["status"] == "warning")
+    assert history(snap, [])["failure"] == doc["failure"]
+    assert preflight(snap, force=False).reason is Failure.PREEMPTED
+
+
+def test_an_oom_names_memory_not_a_generic_crash(snapshot):
+    cause = diagnose(snapshot("oomkilled"))
+    assert "OOM-killed" in cause.summary
+    assert "memory_request" in cause.hint
+
+
+def test_a_crashed_run_resume_says_to_cancel_and_resubmit(snapshot):
+    snap = snapshot("failed-unknown")
+    for force in (False, True):
+        with pytest.raises(RuntimeFailure) as raised:
+            preflight(snap, force=force)
+        line = raised.value.one_line()
+        assert "failed with non-retryable reason Unknown (application crash: container main" in line
+        assert "exited with code 1" in line
+        assert "tau run cancel failed-unknown" in line and "resubmit" in line
+        assert raised.value.owner == "researcher"
+
+
+def test_a_running_or_succeeded_run_has_no_failure_block(snapshot):
+    for recording in ("completed", "over-quota"):
+        assert st.document(snapshot(recording), Target(None, "", "research"))["failure"] is None

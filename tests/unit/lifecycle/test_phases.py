@@ -61,7 +61,9 @@ def test_a_crashed_container_is_a_warning_owned_by_the_researcher(snapshot):
     snap = snapshot("failed-unknown")
     phase = first_not_done(snap)
     assert (phase.name, phase.status, phase.owner) == ("Container start", ph.WARNING, ph.RESEARCHER)
-    assert phase.detail == "0/1 started reason=main=Error exit=1"
+    # It ran and exited: started, then failed — not "0/1 started".
+    assert phase.detail == "1/1 started reason=main=Error exit=1"
+    assert "tau run logs" in phase.hint
     assert tree(snap)["Ready"].detail == "0/1 pods ready reason=Error"
     assert ph.state(snap) == "failed"
     assert ph.watch_failed(snap)
@@ -214,3 +216,20 @@ def test_a_ready_multikueue_placement_completes_the_watch():
     snap = manager_view("Ready")
     assert tree(snap)["MultiKueue placement"].detail == "worker-cluster placement ready"
     assert ph.watch_complete(snap, ph.build(snap))
+
+
+def test_a_preempted_pod_is_not_blamed_on_the_application(snapshot):
+    snap = snapshot("preempted")
+    phase = tree(snap)["Container start"]
+    assert phase.status == ph.WARNING
+    assert phase.detail == "1/1 started reason=main=Error exit=137 (preemption)"
+    assert phase.owner == ph.QUEUE_OWNER
+    assert "not an application error" in phase.hint
+    assert tree(snap)["Ready"].owner == ph.QUEUE_OWNER
+
+
+def test_a_kubelet_termination_is_owned_by_the_node_pool(snapshot):
+    snap = snapshot("evicted")
+    phase = tree(snap)["Container start"]
+    assert phase.owner == ph.NODE_OWNER
+    assert "(node disruption)" in phase.detail

@@ -351,3 +351,13 @@ def test_the_runs_index_is_rebuilt_only_when_a_watched_object_changes() -> None:
     page = index.board(objects.get, (NS,), 2, limit=1, offset=1)
     assert page["total"] == 2 and [r["name"] for r in page["runs"]] == ["completed"]
     assert page["runs"][0]["age"].endswith(("s", "m", "h", "d"))
+
+
+def test_run_detail_carries_the_failure_classification_tau_run_status_reports() -> None:
+    made = portal(PortalConfig(namespaces=(NS,)), snapshot_objects("preempted"))
+    body = client(made).get(f"/api/portal/runs/{NS}/preempted").json()
+    assert body["failure"]["reason"] == "Preempted"
+    assert body["failure"]["category"] == "preemption"
+    assert body["failure"]["owner"] == "platform/queue owner"
+    [failed] = [d for d in body["diagnostics"] if d["code"] == "RUN_FAILED"]
+    assert "Preempted (preemption)" in failed["message"]

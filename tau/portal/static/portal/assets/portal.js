@@ -138,6 +138,11 @@
       el("h1", { id: "run-title" }, (doc.status.workloadKind || "Run") + " " + namespace + "/" + name),
       el("div", {}, "State: ", pill(doc.status.displayState, doc.status.state), " ",
         el("a", { class: "button", id: "open-experiments", href: doc.experiment.url }, "Open in Experiments")),
+      doc.failure
+        ? el("div", { class: "error", id: "failure", "data-reason": doc.failure.reason, "data-owner": doc.failure.owner },
+          "Failure: " + doc.failure.reason + " — " + doc.failure.category + ": " + doc.failure.summary +
+          (doc.failure.owner ? " (owner: " + doc.failure.owner + ")" : ""))
+        : null,
       diagnostics.length
         ? el("div", { id: "diagnostics" }, diagnostics.map((d) => el("div", { class: "note", "data-code": d.code }, "[" + d.code + "] " + d.message)))
         : null,
