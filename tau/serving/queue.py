@@ -2,7 +2,8 @@
 
 A researcher never picks a queue for an endpoint. The platform onboards a namespace by
 labelling it `kueue.x-k8s.io/default-local-queue=<queue>` (the TauWorkspace controller does)
-or by giving it Kueue's defaulting LocalQueue named `default`. Without a usable one the
+or by giving it Kueue's defaulting LocalQueue named `default`; a researcher, who may not
+read Namespaces, finds the controller's LocalQueue by its labels. Without a usable one the
 pods would wait forever unadmitted, so deploy stops with an onboarding error and creates
 nothing.
 """
@@ -78,11 +79,21 @@ def _default_name(client: KubeClient, namespace: str) -> tuple[str, str]:
             owner=ONBOARDING_OWNER,
         ) from None
     except AuthorizationError:
-        ns = None  # researchers may not read Namespaces; fall back to Kueue's default name
+        ns = None  # researchers may not read Namespaces
     if ns is not None:
         label = (ns.get("metadata", {}).get("labels") or {}).get(keys.KUEUE_DEFAULT_LOCAL_QUEUE, "")
     if label:
         return label, f"namespace label {keys.KUEUE_DEFAULT_LOCAL_QUEUE}"
+    if ns is None:
+        # The label is out of a researcher's sight, but the queue it names is the one the
+        # TauWorkspace controller made here (it keeps exactly one per workspace namespace).
+        managed = client.list(
+            LOCAL_QUEUES,
+            namespace=namespace,
+            label_selector=f"{keys.APP_MANAGED_BY}={keys.CONTROLLER_NAME}",
+        )
+        if len(managed) == 1:
+            return managed[0]["metadata"]["name"], "the TauWorkspace's LocalQueue"
     if client.get_or_none(LOCAL_QUEUES, KUEUE_DEFAULT_NAME, namespace) is not None:
         return KUEUE_DEFAULT_NAME, "Kueue's default LocalQueue name"
     raise OnboardingError(

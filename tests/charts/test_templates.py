@@ -197,8 +197,22 @@ def test_researcher_cluster_roles_are_shipped_and_bindable_by_the_controller(ren
     assert {
         "apiGroups": [""],
         "resources": ["services"],
-        "verbs": ["create", "get", "list", "watch", "delete"],
-    } in researcher["rules"]
+        "verbs": ["create", "get", "list", "watch", "delete", "patch", "update"],
+    } in researcher["rules"], "tau run's rendezvous Service and tau serve's endpoint Service"
+    serve_verbs = ["create", "get", "list", "watch", "delete", "patch", "update"]
+    for group, resource in (
+        ("ray.io", "rayservices"),
+        ("apps", "deployments"),
+        ("autoscaling", "horizontalpodautoscalers"),
+    ):
+        assert {"apiGroups": [group], "resources": [resource], "verbs": serve_verbs} in researcher[
+            "rules"
+        ], f"tau serve manages {resource}"
+    assert {
+        "apiGroups": ["apps"],
+        "resources": ["deployments/scale"],
+        "verbs": ["get", "patch", "update"],
+    } in researcher["rules"], "tau serve scale"
     assert {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]} in researcher[
         "rules"
     ]
