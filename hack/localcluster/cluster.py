@@ -42,6 +42,7 @@ ADMIN_KUBECONFIG = "admin.kubeconfig"
 # Kueue reads its metrics serving certificate from this fixed path when it does not manage
 # certificates itself (cmd/kueue/main.go); any cluster's certificate will do, so it is shared.
 KUEUE_METRICS_CERT_DIR = Path("/etc/kueue/metrics/certs")
+KUEUE_VISIBILITY_CERT_DIR = Path("/visibility")  # pkg/visibility/server.go
 # Service ClusterIPs exist only inside the real node's network namespace, where kube-proxy
 # rewrites them; KWOK's pod addresses are written into objects and never connected to. The real
 # node's pods take addresses from its own range (see network.py).
@@ -60,6 +61,7 @@ _PORT_NAMES = (
     "kueue_health",
     "kueue_metrics",
     "kueue_webhook",
+    "kueue_visibility",
     "kuberay_metrics",
     "kuberay_probe",
     "ray_dashboard_proxy",
@@ -676,15 +678,26 @@ def _bring_up(
     webhook_pair = ca.issue("kueue-webhook", "kueue-webhook", hosts=("127.0.0.1", "localhost"))
     shutil.copyfile(webhook_pair.cert, kueue_dir / "tls.crt")
     shutil.copyfile(webhook_pair.key, kueue_dir / "tls.key")
-    _ensure_kueue_metrics_cert(ca)
+    _ensure_shared_cert(ca, KUEUE_METRICS_CERT_DIR, "kueue-metrics")
+    _ensure_shared_cert(ca, KUEUE_VISIBILITY_CERT_DIR, "kueue-visibility")
     (kueue_dir / "config.yaml").write_text(
-        manifests.kueue_config(p["kueue_health"], p["kueue_metrics"], p["kueue_webhook"], kueue_dir)
+        manifests.kueue_config(
+            p["kueue_health"],
+            p["kueue_metrics"],
+            p["kueue_webhook"],
+            p["kueue_visibility"],
+            kueue_dir,
+        )
     )
     cluster.create(
         [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": fx.KUEUE_NAMESPACE}}]
     )
+    # --kubeconfig (not only $KUBECONFIG): the visibility server delegates authentication and
+    # authorization to kube-apiserver through the file that flag names.
     cluster._spawn(
-        "kueue", ["kueue", f"--config={kueue_dir / 'config.yaml'}"], env={"KUBECONFIG": str(kueue)}
+        "kueue",
+        ["kueue", f"--config={kueue_dir / 'config.yaml'}", f"--kubeconfig={kueue}"],
+        env={"KUBECONFIG": str(kueue)},
     )
     # KubeRay asks each RayCluster's dashboard, at a cluster DNS name, how its jobs and serve
     # applications are doing. Its HTTP proxy is our fake dashboard on loopback, so nothing is
@@ -739,6 +752,7 @@ def _bring_up(
             artifacts.manifests / "kueue-webhook", webhook_url, ca.pair.cert_pem()
         )
     )
+    cluster.apply(manifests.kueue_visibility(p["kueue_visibility"]))
     cluster._wait_component(
         "ray-operator", lambda: _http_ok(f"http://127.0.0.1:{p['kuberay_probe']}/readyz"), 60
     )
@@ -761,23 +775,33 @@ def _bring_up(
         "wait", "--for=condition=Active", f"clusterqueue/{fx.CLUSTER_QUEUE}", "--timeout=60s"
     )
     step(f"ClusterQueue {fx.CLUSTER_QUEUE} active")
+    for version in manifests.VISIBILITY_VERSIONS:
+        cluster.kubectl(
+            "wait",
+            "--for=condition=Available",
+            f"apiservice/{version}.{manifests.VISIBILITY_GROUP}",
+            "--timeout=60s",
+        )
+    step("Kueue visibility API available")
 
 
-def _ensure_kueue_metrics_cert(ca: CertificateAuthority) -> None:
-    if (KUEUE_METRICS_CERT_DIR / "tls.crt").is_file():
+def _ensure_shared_cert(ca: CertificateAuthority, directory: Path, name: str) -> None:
+    """Kueue reads these certificates from fixed paths; any cluster's pair will do (its
+    clients skip verification), so one is written once and shared."""
+    if (directory / "tls.crt").is_file():
         return
     try:
-        KUEUE_METRICS_CERT_DIR.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True)
     except PermissionError as error:
         raise ClusterError(
-            f"Kueue needs {KUEUE_METRICS_CERT_DIR} for its metrics certificate; create it "
-            f"writable for this user (e.g. `sudo install -d -o $USER {KUEUE_METRICS_CERT_DIR}`)"
+            f"Kueue needs {directory} for its {name} certificate; create it writable for this"
+            f" user (e.g. `sudo install -d -o $USER {directory}`)"
         ) from error
-    pair = ca.issue("kueue-metrics", "kueue-metrics", hosts=("127.0.0.1", "localhost"))
+    pair = ca.issue(name, name, hosts=("127.0.0.1", "localhost"))
     for suffix, source in (("crt", pair.cert), ("key", pair.key)):
-        tmp = KUEUE_METRICS_CERT_DIR / f".tls.{suffix}.tmp"
+        tmp = directory / f".tls.{suffix}.tmp"
         shutil.copyfile(source, tmp)
-        tmp.replace(KUEUE_METRICS_CERT_DIR / f"tls.{suffix}")
+        tmp.replace(directory / f"tls.{suffix}")
 
 
 _REGISTRY_CONFIG = """\

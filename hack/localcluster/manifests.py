@@ -256,7 +256,9 @@ def cri_log(lines: list[str]) -> str:
 # --- Kueue -------------------------------------------------------------------------------------
 
 
-def kueue_config(health_port: int, metrics_port: int, webhook_port: int, cert_dir: Path) -> str:
+def kueue_config(
+    health_port: int, metrics_port: int, webhook_port: int, visibility_port: int, cert_dir: Path
+) -> str:
     config = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -267,10 +269,52 @@ def kueue_config(health_port: int, metrics_port: int, webhook_port: int, cert_di
         "leaderElection": {"leaderElect": False},
         "internalCertManagement": {"enable": False},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
-        # The visibility API is an aggregated apiserver that only works in-cluster.
-        "featureGates": {"VisibilityOnDemand": False},
+        # The pending-workloads visibility API: an aggregated apiserver inside Kueue, reached
+        # by kube-apiserver through the ExternalName Service of `kueue_visibility`.
+        "featureGates": {"VisibilityOnDemand": True},
+        "visibilityServer": {"bindAddress": "127.0.0.1", "bindPort": visibility_port},
     }
     return yaml.safe_dump(config, sort_keys=False)
+
+
+VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+VISIBILITY_VERSIONS = ("v1beta1", "v1beta2")
+
+
+def kueue_visibility(port: int) -> list[dict[str, Any]]:
+    """Kueue's visibility APIServices, pointed at its loopback server.
+
+    The aggregator resolves an APIService's Service to an address; Endpoints may not name
+    loopback, but an ExternalName Service resolves to its name and the APIService's port,
+    so kube-apiserver dials 127.0.0.1 directly (TLS unverified, as Kueue's own manifests do).
+    """
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "visibility-server", "namespace": fx.KUEUE_NAMESPACE},
+        "spec": {"type": "ExternalName", "externalName": "127.0.0.1"},
+    }
+    apiservices = [
+        {
+            "apiVersion": "apiregistration.k8s.io/v1",
+            "kind": "APIService",
+            "metadata": {"name": f"{version}.{VISIBILITY_GROUP}"},
+            "spec": {
+                "group": VISIBILITY_GROUP,
+                "version": version,
+                "groupPriorityMinimum": 100,
+                "versionPriority": 100,
+                "insecureSkipTLSVerify": True,
+                "service": {
+                    "name": "visibility-server",
+                    "namespace": fx.KUEUE_NAMESPACE,
+                    "port": port,
+                },
+            },
+        }
+        for version in VISIBILITY_VERSIONS
+    ]
+    return [service, *apiservices]
 
 
 def _conversion_crd_names(crd_dir: Path) -> set[str]:

@@ -43,7 +43,8 @@ def runs(scene: Scene) -> Scene:
         jobs = scene.portal.json("/api/portal/jobs")
         waiting = [w for q in jobs["clusterQueues"] for w in q["pending"] if w["reason"]]
         return rows.get("browser-ok", {}).get("status") == "Complete" and any(
-            w["owner"]["name"] == "browser-big" for w in waiting
+            w["owner"]["name"] == "browser-big" and w["positionSource"] == "kueue-visibility"
+            for w in waiting
         )
 
     wait_for("one finished and one over-quota run", settled, timeout=90)
@@ -95,7 +96,7 @@ def test_an_over_quota_run_shows_its_reason_and_queue_position(
     )
     assert "insufficient quota for nvidia.com/gpu" in row
     assert row.split("\t")[0].strip().isdigit(), f"a position leads the row: {row!r}"
-    assert loaded.locator("#visibility").get_attribute("data-served") == "false"
+    assert loaded.locator("#visibility").get_attribute("data-served") == "true"
     page_two = _open(page, runs, f"/portal/runs/{runs.namespace}/browser-big", shots, "over-quota")
     admission = page_two.locator('#phases li[data-phase="Kueue admission"]')
     assert admission.get_attribute("data-status") == "active"

@@ -51,15 +51,20 @@ def test_an_over_quota_run_shows_kueue_s_reason_and_its_queue_position(scene: Sc
         board = scene.portal.json("/api/portal/jobs")
         queues = [q for q in board["clusterQueues"] if q["name"] == fx.CLUSTER_QUEUE]
         rows = [w for q in queues for w in q["pending"] if w["namespace"] == scene.namespace]
-        return rows if len(rows) == 2 and all(r["reason"] for r in rows) else None
+        ranked = all(r["reason"] and r["positionSource"] == "kueue-visibility" for r in rows)
+        return rows if len(rows) == 2 and ranked else None
 
-    rows = wait_for("both workloads pending with a reason", pending, timeout=90)
+    rows = wait_for(
+        "both workloads pending with a reason and a position from Kueue's visibility API",
+        pending,
+        timeout=90,
+    )
     assert all("insufficient quota for nvidia.com/gpu" in r["reason"] for r in rows)
     owners = [r["owner"]["name"] for r in sorted(rows, key=lambda r: r["positionInLocalQueue"])]
     assert owners == ["too-big-1", "too-big-2"], "same priority: the older waits in front"
     board = scene.portal.json("/api/portal/jobs")
-    assert board["visibility"]["served"] is False  # the local cluster's Kueue has no visibility API
-    assert {r["positionSource"] for r in rows} == {"computed"}
+    assert board["visibility"]["served"] is True, board["visibility"]
+    assert {r["positionSource"] for r in rows} == {"kueue-visibility"}, "Kueue's own positions"
     [cq] = [q for q in board["clusterQueues"] if q["name"] == fx.CLUSTER_QUEUE]
     gpu = [f for f in cq["flavors"] if f["resource"] == fx.GPU_RESOURCE and f["nominal"] != "0"]
     assert gpu, "nominal GPU quota per flavor is shown"
