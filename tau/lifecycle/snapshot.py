@@ -1,5 +1,5 @@
-"""One read of everything that decides a run's state: Job, RayJob, Kueue Workloads, pods,
-ResourceClaims and events.
+"""One read of everything that decides a run's state: Job, RayJob, Kueue Workloads (and, while
+one waits, its place in Kueue's queue), pods, ResourceClaims and events.
 
 The number of API requests is bounded by the kinds of objects, never by the number of pods:
 pods, workloads, claims and events are listed with selectors (one request each), so a
@@ -20,6 +20,7 @@ from tau.kube.runtypes import ADMISSION_CHECKS, EVENTS, RESOURCE_CLAIMS
 KUEUE_JOB_UID = "kueue.x-k8s.io/job-uid"
 JOB_NAME = "job-name"
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+VISIBILITY_API = "/apis/visibility.kueue.x-k8s.io/v1beta2"
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Snapshot:
     pods_observed: bool = False
     claims: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    # Workload name -> Kueue's PendingWorkload (positionInLocalQueue/ClusterQueue, priority).
+    positions: dict[str, dict[str, Any]] = field(default_factory=dict)
     observations: dict[str, str] = field(default_factory=dict)
     requests: int = 0
 
@@ -64,6 +67,7 @@ class Snapshot:
             "podsObserved": self.pods_observed,
             "claims": self.claims,
             "events": self.events,
+            "queuePositions": self.positions,
         }
 
     @classmethod
@@ -79,6 +83,7 @@ class Snapshot:
             pods_observed=bool(data.get("podsObserved", bool(data.get("pods")))),
             claims=list(data.get("claims") or []),
             events=list(data.get("events") or []),
+            positions=dict(data.get("queuePositions") or {}),
         )
 
 
@@ -103,6 +108,21 @@ class _Reader:
             return None
         self.snap.observations[what] = "observed"
         return obj
+
+    def path(self, what: str, path: str) -> dict[str, Any] | None:
+        self.snap.requests += 1
+        try:
+            body = self.kube.request("GET", path, what=what)
+        except NotFoundError as error:
+            self.snap.observations[what] = (
+                "resource type is not installed" if error.resource_missing else "notFound"
+            )
+            return None
+        except KubeError as error:
+            self.snap.observations[what] = f"unavailable: {error.one_line()}"
+            return None
+        self.snap.observations[what] = "observed"
+        return body
 
     def list(self, what: str, resource, namespace: str, selector: str = "") -> list | None:
         self.snap.requests += 1
@@ -129,6 +149,7 @@ def collect(kube: KubeClient, namespace: str, name: str) -> Snapshot:
         # Neither workload could be read (e.g. RBAC): "not found" would be a false answer.
         raise read.errors[0]
     _workloads(read, snap)
+    _positions(read, snap)
     _pods(read, snap)
     _claims(read, snap)
     _events(read, snap)
@@ -156,6 +177,29 @@ def _workloads(read: _Reader, snap: Snapshot) -> None:
         snap.check_controllers[check] = str(
             ((obj or {}).get("spec") or {}).get("controllerName") or ""
         )
+
+
+def _waiting(wl: dict[str, Any]) -> bool:
+    conditions = (wl.get("status") or {}).get("conditions") or []
+    done = {c.get("type") for c in conditions if c.get("status") == "True"}
+    return not done & {"QuotaReserved", "Admitted", "Finished"}
+
+
+def _positions(read: _Reader, snap: Snapshot) -> None:
+    """Kueue's own queue positions for the waiting workloads: one request per LocalQueue, only
+    while something waits (soft: a cluster without the visibility API just has none)."""
+    waiting = [wl for wl in snap.workloads if _waiting(wl)]
+    queues = sorted({str((wl.get("spec") or {}).get("queueName") or "") for wl in waiting} - {""})
+    names = {wl["metadata"]["name"] for wl in waiting}
+    for queue in queues:
+        body = read.path(
+            "queuePosition",
+            f"{VISIBILITY_API}/namespaces/{snap.namespace}/localqueues/{queue}/pendingworkloads",
+        )
+        for item in (body or {}).get("items") or []:
+            name = str((item.get("metadata") or {}).get("name") or "")
+            if name in names:
+                snap.positions[name] = item
 
 
 def _pods(read: _Reader, snap: Snapshot) -> None:

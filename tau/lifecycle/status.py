@@ -191,7 +191,7 @@ def document(
             "managedBy": ((snap.job or {}).get("spec") or {}).get("managedBy", ""),
             "conditions": o.conditions(snap.job),
         },
-        "workloads": [_workload(wl) for wl in snap.workloads],
+        "workloads": [_workload(wl, snap.positions.get(o.name(wl))) for wl in snap.workloads],
         "pods": [_pod(p) for p in snap.pods],
         "resourceClaims": [
             {"name": o.name(c), "allocated": bool(o.status(c).get("allocation"))}
@@ -239,7 +239,7 @@ def failure(snap: Snapshot) -> dict[str, Any] | None:
     return diagnose(snap).to_dict()
 
 
-def _workload(wl: dict[str, Any]) -> dict[str, Any]:
+def _workload(wl: dict[str, Any], pending: dict[str, Any] | None) -> dict[str, Any]:
     st = o.status(wl)
     admission = st.get("admission") or {}
     flavors = sorted(
@@ -265,6 +265,20 @@ def _workload(wl: dict[str, Any]) -> dict[str, Any]:
             }
             for c in st.get("admissionChecks") or []
         ],
+        "queuePosition": _position(pending),
+    }
+
+
+def _position(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Where Kueue ranks a waiting workload (0 = next), from its visibility API."""
+    if pending is None:
+        return None
+    return {
+        "localQueue": pending.get("localQueueName", ""),
+        "inLocalQueue": int(pending.get("positionInLocalQueue") or 0),
+        "inClusterQueue": int(pending.get("positionInClusterQueue") or 0),
+        "priority": int(pending.get("priority") or 0),
+        "source": "kueue-visibility",
     }
 
 
@@ -331,6 +345,17 @@ def render(doc: dict[str, Any], console: Any) -> None:
         console.print("  No action required.")
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _ahead(position: int) -> str:
+    if position == 0:
+        return "next to be admitted when quota frees"
+    return f"{position} workload{'s' if position != 1 else ''} ahead of it"
+
+
 def _resource_lines(doc: dict[str, Any]) -> list[str]:
     lines = []
     workloads = doc["workloads"]
@@ -340,6 +365,14 @@ def _resource_lines(doc: dict[str, Any]) -> list[str]:
         flavors = ",".join(sorted({f for w in workloads for f in w["flavors"]}))
         line = f"Kueue: {admitted}/{len(workloads)} workloads admitted (queue {queues})"
         lines.append(line + (f", flavor {flavors}" if flavors else ""))
+        for w in workloads:
+            if w["queuePosition"] is not None:
+                at = w["queuePosition"]
+                lines.append(
+                    f"Queue: {w['name']} is {_ordinal(at['inLocalQueue'] + 1)} in LocalQueue"
+                    f" {at['localQueue']} ({_ordinal(at['inClusterQueue'] + 1)} in its"
+                    f" ClusterQueue); {_ahead(at['inLocalQueue'])}"
+                )
     pods = doc["pods"]
     if pods:
         ready = sum(1 for p in pods if p["ready"])

@@ -213,6 +213,11 @@ def test_researcher_cluster_roles_are_shipped_and_bindable_by_the_controller(ren
         "resources": ["deployments/scale"],
         "verbs": ["get", "patch", "update"],
     } in researcher["rules"], "tau serve scale"
+    assert {
+        "apiGroups": ["visibility.kueue.x-k8s.io"],
+        "resources": ["localqueues/pendingworkloads"],
+        "verbs": ["get"],
+    } in researcher["rules"], "tau run status shows a waiting run's queue position"
     assert {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]} in researcher[
         "rules"
     ]

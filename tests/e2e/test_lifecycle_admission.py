@@ -63,6 +63,18 @@ def test_over_quota_stops_at_kueue_admission_with_hint_and_owner(ws: Workspace) 
     assert "[>]  Kueue admission" in human.stdout
     assert "Owner: platform/queue owner" in human.stdout
     assert "[KUEUE_PENDING]" in human.stdout
+
+    def position() -> dict | None:
+        (workload,) = status(ws, "too-big")["workloads"]
+        return workload["queuePosition"]
+
+    # Kueue's visibility API, read with the researcher's own role.
+    at = wait_for("the run's position in Kueue's queue", position, timeout=60)
+    assert at["source"] == "kueue-visibility" and at["inLocalQueue"] == 0
+    assert at["localQueue"] == fx.CLUSTER_QUEUE
+    queued = ws.tau("run", "status", "too-big").stdout
+    assert f"is 1st in LocalQueue {fx.CLUSTER_QUEUE}" in queued
+    assert "next to be admitted when quota frees" in queued
     watched = ws.tau(
         "run", "status", "too-big", "--watch", "--interval", "1s", "--max-iterations", "2"
     )

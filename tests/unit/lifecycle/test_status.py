@@ -76,3 +76,35 @@ def test_the_human_layout_has_every_section(snapshot):
         assert heading in text
     assert "[>]  Kueue admission" in text
     assert "Owner: platform/queue owner" in text
+
+
+def test_a_waiting_run_shows_where_kueue_ranks_it(snapshot):
+    snap = snapshot("over-quota")
+    # As Kueue's visibility API lists it under localqueues/jobqueue/pendingworkloads.
+    snap.positions["job-over-quota-d543e"] = {
+        "metadata": {"name": "job-over-quota-d543e", "namespace": "research"},
+        "localQueueName": "jobqueue",
+        "positionInClusterQueue": 3,
+        "positionInLocalQueue": 1,
+        "priority": 100,
+    }
+    doc = st.document(snap, TARGET)
+    (workload,) = doc["workloads"]
+    assert workload["queuePosition"] == {
+        "localQueue": "jobqueue",
+        "inLocalQueue": 1,
+        "inClusterQueue": 3,
+        "priority": 100,
+        "source": "kueue-visibility",
+    }
+    out = io.StringIO()
+    st.render(doc, Console(file=out, width=200))
+    assert (
+        "Queue: job-over-quota-d543e is 2nd in LocalQueue jobqueue (4th in its ClusterQueue);"
+        " 1 workload ahead of it"
+    ) in out.getvalue()
+
+
+def test_without_the_visibility_api_a_waiting_run_has_no_position(snapshot):
+    (workload,) = st.document(snapshot("over-quota"), TARGET)["workloads"]
+    assert workload["queuePosition"] is None
