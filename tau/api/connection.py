@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -275,13 +276,17 @@ def check_tau_version(descriptor: WorkspaceConnection, installed: str) -> None:
 
 # --- credential-shaped content ---------------------------------------------------------------
 
-_SECRET_KEYS = re.compile(
-    r"^\s*-?\s*[\"']?(?P<key>token|id-token|refresh-token|access-token|access_token|password|"
-    r"client-secret|client_secret|clientSecret|secret|client-key-data|client-certificate-data|"
-    r"certificate-authority-data|client-key|client-certificate|auth-provider|exec|"
-    r"apiKey|api-key|sasToken|accountKey|kubeconfig|users|current-context)[\"']?\s*:",
-    re.IGNORECASE,
+_SECRET_KEY_NAMES = (
+    "token|id-token|refresh-token|access-token|access_token|password|"
+    "client-secret|client_secret|clientSecret|secret|client-key-data|client-certificate-data|"
+    "certificate-authority-data|client-key|client-certificate|auth-provider|exec|"
+    "apiKey|api-key|sasToken|accountKey|kubeconfig|users|current-context"
 )
+# A key at the start of a line, or of a comment (`# token: ...` is checked in too).
+_SECRET_KEYS = re.compile(
+    rf"^\s*(?:#\s*)?-?\s*[\"']?(?P<key>{_SECRET_KEY_NAMES})[\"']?\s*:", re.IGNORECASE
+)
+_SECRET_KEY_SET = frozenset(name.lower() for name in _SECRET_KEY_NAMES.split("|"))
 _SECRET_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("a PEM certificate or private key", re.compile(r"-----BEGIN [A-Z ]+-----")),
     ("base64-encoded certificate or key data", re.compile(r"LS0tLS1CRUdJTi")),
@@ -303,21 +308,48 @@ def credential_findings(text: str) -> list[str]:
     """
     findings: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        key = _SECRET_KEYS.match(line)
+        comments = [line[i + 1 :] for i, char in enumerate(line) if char == "#"]
+        key = next(filter(None, (_SECRET_KEYS.match(part) for part in [line, *comments])), None)
         if key:
             findings.append(
                 f"line {number}: key {key.group('key')!r} belongs to a kubeconfig or credential"
             )
             continue
-        for what, pattern in _SECRET_VALUES:
-            if pattern.search(line):
-                findings.append(f"line {number}: looks like {what}")
-                break
+        what = _secret_value(line)
+        if what:
+            findings.append(f"line {number}: looks like {what}")
     return findings
 
 
-def refuse_credentials(text: str, source: str) -> None:
-    findings = credential_findings(text)
+def decoded_findings(scalars: Iterable[tuple[int, str, bool]]) -> list[str]:
+    """The same scan over decoded scalars `(line, text, is_key)`.
+
+    YAML escapes and line continuations (`"eyJ...\\<newline>  eyJ..."`) reassemble a value
+    that no raw line shows; the decoded text is what a command would print.
+    """
+    findings: list[str] = []
+    for line, text, is_key in scalars:
+        if is_key and text.strip().lower() in _SECRET_KEY_SET:
+            findings.append(
+                f"line {line}: key {text.strip()!r} belongs to a kubeconfig or credential"
+            )
+            continue
+        what = _secret_value(text)
+        if what:
+            findings.append(f"line {line}: looks like {what}")
+    return list(dict.fromkeys(findings))
+
+
+def _secret_value(text: str) -> str:
+    for what, pattern in _SECRET_VALUES:
+        if pattern.search(text):
+            return what
+    return ""
+
+
+def refuse_credentials(text: str, source: str, *, decoded: list[str] | None = None) -> None:
+    """Refuse a descriptor holding credential-shaped content (raw text, then `decoded`)."""
+    findings = credential_findings(text) or list(decoded or [])
     if findings:
         raise ValidationError(
             f"descriptor: {source} contains credential-shaped content; the descriptor is checked"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from tau import __version__
+from tau import __version__, safeyaml
 from tau.errors import ValidationError
 
 DEFAULT_CHART = "oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid"
@@ -55,8 +55,8 @@ class ChartRef:
 def read_chart_yaml(chart_dir: Path) -> dict:
     path = chart_dir / "Chart.yaml"
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
+        data = safeyaml.load(path.read_text())
+    except (OSError, UnicodeDecodeError, safeyaml.YamlRefused) as error:
         raise ValidationError(
             f"--chart {chart_dir}: cannot read Chart.yaml ({type(error).__name__})",
             owner="platform operator",

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tau import safeyaml
 from tau.cluster.chart import (
     DEFAULT_NAMESPACE,
     DEFAULT_RELEASE,
@@ -67,16 +66,16 @@ def parse_duration(text: str, flag: str = "--timeout") -> float:
 def _check_values_file(path: str) -> None:
     """Helm would report a bad values file as a chart failure; it is the caller's input."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = safeyaml.load(Path(path).read_text())
     except FileNotFoundError:
         raise UsageError(f"--values {path}: file not found") from None
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--values {path}: cannot read ({type(error).__name__})") from None
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem_mark", None)
-        line = f" at line {where.line + 1}" if where is not None else ""
+    except safeyaml.YamlRefused as error:
+        line = f" at line {error.line}" if error.line else ""
         raise ValidationError(
-            f"--values {path}: not valid YAML{line}", owner="platform operator: --values"
+            f"--values {path}: not valid YAML{line} ({error.problem})",
+            owner="platform operator: --values",
         ) from None
     if data is not None and not isinstance(data, dict):
         raise ValidationError(
@@ -208,7 +207,7 @@ def plan_lines(opts: InstallOptions) -> list[str]:
 def render_summary(manifest: str) -> list[tuple[str, int]]:
     """Rendered objects counted by kind: count descending, then kind name."""
     counts: Counter[str] = Counter()
-    for doc in yaml.safe_load_all(manifest):
+    for doc in safeyaml.load_all(manifest):
         if isinstance(doc, dict) and doc.get("kind") and doc.get("apiVersion"):
             counts[str(doc["kind"])] += 1
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))

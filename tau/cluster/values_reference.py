@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tau import safeyaml
 from tau.errors import UsageError
 
 FIRST_PARTY = ("tau-core-controller", "taugrid-core", "gpu-monitoring")
@@ -119,13 +118,13 @@ def collect(chart_dir: Path) -> tuple[list[ValueDoc], list[str]]:
     """Every documented value, plus the keys that lack a description (should be none)."""
     schema = json.loads((chart_dir / "values.schema.json").read_text())
     umbrella_text = (chart_dir / "values.yaml").read_text()
-    umbrella = yaml.safe_load(umbrella_text) or {}
+    umbrella = safeyaml.load(umbrella_text) or {}
     docs = comment_docs(umbrella_text)
     merged: dict[str, Any] = {k: v for k, v in umbrella.items() if k not in FIRST_PARTY}
     for sub in FIRST_PARTY:
         text = (chart_dir / "charts" / sub / "values.yaml").read_text()
         docs.update({f"{sub}.{k}": v for k, v in comment_docs(text).items()})
-        sub_values = yaml.safe_load(text) or {}
+        sub_values = safeyaml.load(text) or {}
         merged[sub] = _merge(sub_values, umbrella.get(sub) or {})
         docs.setdefault(sub, f"Values of the first-party {sub} sub-chart.")
     for key, node in (schema.get("properties") or {}).items():

@@ -306,9 +306,9 @@ def config_row(path: Path, run_id: str, fmt: str = "") -> dict[str, Any]:
         if fmt == "json":
             value: Any = json.loads(text)
         elif fmt == "yaml":
-            import yaml
+            from tau import safeyaml
 
-            value = yaml.safe_load(text)
+            value = safeyaml.load(text)
         else:
             value = text
     except ValueError as error:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tau import atomicfile
+from tau import atomicfile, safeyaml
 from tau.api.meta import API_VERSION
 from tau.errors import ValidationError
 from tau.profiles.select import PLATFORM, ProfileSet, ProfileUnavailable, consistent, ready_at
@@ -57,8 +57,8 @@ def load_snapshot(path: Path) -> ProfileSet:
     path = Path(path)
     source = f"snapshot {path}"
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
+        data = safeyaml.load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, safeyaml.YamlRefused) as error:
         raise ValidationError(f"{source}: cannot read: {error}", owner=SNAPSHOT_OWNER) from None
     if not isinstance(data, dict) or data.get("kind") != SNAPSHOT_KIND:
         raise ValidationError(f"{source}: not a {SNAPSHOT_KIND}", owner=SNAPSHOT_OWNER)

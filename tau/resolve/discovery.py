@@ -8,19 +8,22 @@ checked-in descriptor always wins over a local assignment.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from tau import safeyaml
 from tau.api.connection import (
     DESCRIPTOR_PATH,
     OWNER,
     WorkspaceConnection,
+    decoded_findings,
     refuse_credentials,
     validate_descriptor,
 )
 from tau.errors import UsageError, ValidationError
-from tau.resolve.yamlstrict import StrictYamlError, load_one
+from tau.resolve.yamlstrict import StrictYamlError, compose_one, construct
 
 
 @dataclass(frozen=True)
@@ -107,15 +110,26 @@ def load_descriptor(path: Path, repository: Repository) -> WorkspaceConnection:
 
 
 def parse_descriptor_text(text: str, source: str) -> WorkspaceConnection:
-    """Credential scan first (it must fire even on otherwise invalid files), then schema."""
+    """Credential scan first (it must fire even on otherwise invalid files), then schema.
+
+    The raw text is scanned before parsing, then every decoded scalar (YAML escapes can
+    reassemble a token no raw line shows) before anything is validated or printed.
+    """
     refuse_credentials(text, source)
     try:
-        data = load_one(text)
+        node = compose_one(text)
+        refuse_credentials(text, source, decoded=decoded_findings(_scalars(node)))
+        data = construct(node)
     except StrictYamlError as error:
         raise ValidationError(f"descriptor: {source}: {error}", owner=OWNER) from None
     if data is None:
         raise ValidationError(f"descriptor: {source} is empty", owner=OWNER)
     return validate_descriptor(data, source)
+
+
+def _scalars(node: Any) -> Iterator[tuple[int, str, bool]]:
+    for scalar, is_key in safeyaml.scalars(node):
+        yield scalar.start_mark.line + 1, scalar.value, is_key
 
 
 SourceKind = Literal["descriptor", "assignment"]

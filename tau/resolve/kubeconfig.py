@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from tau import safeyaml
 from tau.kube.errors import AccessError
 from tau.resolve.localstate import write_private
 
@@ -42,8 +43,8 @@ def load_merged(files: list[Path] | None = None) -> dict[str, Any]:
         if not path.is_file():
             continue
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = safeyaml.load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, safeyaml.YamlRefused):
             raise AccessError(
                 f"kubeconfig {path} is unreadable or not valid YAML",
                 hint="fix or remove it from KUBECONFIG",
@@ -124,6 +125,6 @@ def write_isolated(path: Path, config: dict[str, Any]) -> Path:
 
 def same_content(path: Path, config: dict[str, Any]) -> bool:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) == config
-    except (OSError, yaml.YAMLError):
+        return safeyaml.load(path.read_text(encoding="utf-8")) == config
+    except (OSError, UnicodeDecodeError, safeyaml.YamlRefused):
         return False

@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from tau import safeyaml
+
 STR_TAG = "tag:yaml.org,2002:str"
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -25,24 +27,34 @@ def load_one(text: str, *, strings_only: bool = False, allow_anchors: bool = Tru
     `strings_only` additionally requires every key and scalar to be a string (so `path: 1`
     is an error instead of an int) and forbids anchors, aliases and merge keys.
     """
+    return construct(compose_one(text, strings_only=strings_only, allow_anchors=allow_anchors))
+
+
+def compose_one(
+    text: str, *, strings_only: bool = False, allow_anchors: bool = True
+) -> yaml.Node | None:
+    """The checked node graph of `load_one`, for callers that also scan scalars by line."""
     try:
         if not allow_anchors or strings_only:
-            for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            for event in yaml.parse(text, Loader=safeyaml.Loader):
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                     line = event.start_mark.line + 1
                     raise StrictYamlError(f"line {line}: YAML anchors and aliases are not allowed")
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        node = safeyaml.compose(text)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(error, "problem", None) or "invalid YAML"
-        raise StrictYamlError(f"{where}{problem}") from None
-    if len(nodes) > 1:
-        raise StrictYamlError("multiple YAML documents are not allowed")
-    if not nodes or nodes[0] is None:
-        return None
-    _check(nodes[0], strings_only)
-    return yaml.safe_load(text)
+        raise StrictYamlError(str(safeyaml.refusal(error))) from None
+    except safeyaml.YamlRefused as error:
+        raise StrictYamlError(str(error)) from None
+    if node is not None:
+        _check(node, strings_only)
+    return node
+
+
+def construct(node: yaml.Node | None) -> Any:
+    try:
+        return safeyaml.construct(node)
+    except safeyaml.YamlRefused as error:
+        raise StrictYamlError(str(error)) from None
 
 
 def _check(node: yaml.Node, strings_only: bool) -> None:
@@ -57,7 +69,7 @@ def _check(node: yaml.Node, strings_only: bool) -> None:
             if isinstance(key, yaml.ScalarNode):
                 if key.value in seen:
                     raise StrictYamlError(
-                        f"line {key.start_mark.line + 1}: duplicate key {key.value!r}"
+                        f"line {key.start_mark.line + 1}: duplicate key {safeyaml.shown(key.value)}"
                     )
                 seen.add(key.value)
             if strings_only and (not isinstance(key, yaml.ScalarNode) or key.tag != STR_TAG):
@@ -67,4 +79,6 @@ def _check(node: yaml.Node, strings_only: bool) -> None:
         for item in node.value:
             _check(item, strings_only)
     elif strings_only and node.tag != STR_TAG:
-        raise StrictYamlError(f"line {line}: {node.value!r} must be a string (quote it)")
+        raise StrictYamlError(
+            f"line {line}: {safeyaml.shown(node.value)} must be a string (quote it)"
+        )

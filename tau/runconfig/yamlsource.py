@@ -1,8 +1,9 @@
 """YAML text -> plain data plus the line and column of every key and value.
 
-We compose the node graph ourselves (instead of `yaml.safe_load`) so that every validation
-error can point at `file:line:column`, duplicate keys are caught (YAML silently keeps the
-last one), and non-string keys or recursive aliases become problems instead of crashes.
+We compose the node graph ourselves (through `tau.safeyaml`, which bounds aliases, nesting
+and tags) so that every validation error can point at `file:line:column`, duplicate keys are
+caught (YAML silently keeps the last one), and non-string keys become problems instead of
+crashes.
 """
 
 from __future__ import annotations
@@ -12,15 +13,9 @@ from typing import Any
 
 import yaml
 
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+from tau import safeyaml
 
 Path = tuple[str | int, ...]
-
-# Alias expansion bound: a few-KiB "billion laughs" document must not take minutes.
-MAX_NODES = 200_000
 
 
 @dataclass(frozen=True)
@@ -71,59 +66,50 @@ def _position(mark: Any) -> Position | None:
 
 
 def parse(text: str) -> Source:
-    """Parse one YAML document; raise YamlSyntaxError for malformed YAML."""
-    loader = _Loader(text)
+    """Parse one YAML document; raise YamlSyntaxError for malformed or refused YAML."""
     try:
-        node = loader.get_single_node()
+        node = safeyaml.compose(text)
         if node is None:
             return Source(data=None)
-        return _Builder(loader).build(node)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = error.problem or "invalid YAML"
-        if error.context and error.problem:
-            problem = f"{error.context}, {error.problem}"
-        raise YamlSyntaxError(problem, _position(mark)) from None
+        return _Builder(safeyaml.Constructor()).build(node)
+    except safeyaml.YamlRefused as error:
+        position = Position(error.line, error.column or 1) if error.line else None
+        raise YamlSyntaxError(error.problem, position) from None
     except yaml.YAMLError as error:
-        raise YamlSyntaxError(str(error).splitlines()[0], None) from None
-    except (ValueError, OverflowError, RecursionError) as error:
-        # SafeConstructor scalars can fail outside MarkedYAMLError (e.g. huge timestamps).
-        raise YamlSyntaxError(f"invalid YAML scalar ({error})", None) from None
-    finally:
-        loader.dispose()
+        refused = safeyaml.refusal(error)
+        position = Position(refused.line, refused.column or 1) if refused.line else None
+        raise YamlSyntaxError(refused.problem, position) from None
+
+
+class _Unreadable(Exception):
+    """A scalar that does not construct; its problem is already recorded."""
 
 
 class _Builder:
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: safeyaml.Constructor) -> None:
         self.loader = loader
         self.source = Source(data=None)
-        self.visited = 0
-        self.stack: set[int] = set()
 
     def build(self, node: yaml.Node) -> Source:
-        self.source.data = self.value(node, ())
+        try:
+            self.source.data = self.value(node, ())
+        except _Unreadable:
+            self.source.data = None
         return self.source
 
     def value(self, node: yaml.Node, path: Path) -> Any:
-        self.visited += 1
-        if self.visited > MAX_NODES:
-            raise yaml.MarkedYAMLError(
-                problem="document expands to too many nodes (alias bomb?)",
-                problem_mark=node.start_mark,
-            )
+        # safeyaml.check bounded the expanded size and refused recursion and deep nesting.
         self.source.values.setdefault(path, _position(node.start_mark))  # type: ignore[arg-type]
         if isinstance(node, yaml.ScalarNode):
-            return self.loader.construct_object(node, deep=True)
-        if id(node) in self.stack:
-            self.source.problems.append((path, "recursive YAML alias is not allowed"))
-            return None
-        self.stack.add(id(node))
-        try:
-            if isinstance(node, yaml.SequenceNode):
-                return [self.value(child, (*path, i)) for i, child in enumerate(node.value)]
-            return self.mapping(node, path)
-        finally:
-            self.stack.discard(id(node))
+            try:
+                return self.loader.construct_object(node, deep=True)
+            except yaml.constructor.ConstructorError as error:
+                # `engine: !!bool maybe`, `gpus: 1e99999999` as int: a problem at its field.
+                self.source.problems.append((path, safeyaml.refusal(error).problem))
+                raise _Unreadable from None
+        if isinstance(node, yaml.SequenceNode):
+            return [self.value(child, (*path, i)) for i, child in enumerate(node.value)]
+        return self.mapping(node, path)
 
     def mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
         # Keys written in this mapping; keys pulled in by `<<` merges may be overridden.
@@ -156,5 +142,8 @@ class _Builder:
                 own_seen.add(key)
             first_seen[key] = key_position
             self.source.keys[child] = key_position  # type: ignore[assignment]
-            result[key] = self.value(value_node, child)
+            try:
+                result[key] = self.value(value_node, child)
+            except _Unreadable:
+                continue  # reported once, at its field; validating it again adds only noise
         return result

@@ -17,8 +17,7 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-import yaml
-
+from tau import safeyaml
 from tau.api.connection import WorkspaceConnection, parse_aks_resource_id
 from tau.errors import UsageError
 from tau.keys import ENV_AUTH_MODE, ENV_AZURE_RESOURCE_MANAGER
@@ -116,7 +115,10 @@ def cluster_user_kubeconfig(descriptor: WorkspaceConnection) -> dict[str, Any]:
     kubeconfigs = result.kubeconfigs or []
     if not kubeconfigs or not kubeconfigs[0].value:
         raise AccessError(f"Azure returned no cluster-user kubeconfig for {shown}")
-    config = yaml.safe_load(kubeconfigs[0].value)
+    try:
+        config = safeyaml.load(kubeconfigs[0].value)
+    except safeyaml.YamlRefused:
+        config = None
     if not isinstance(config, dict) or not config.get("contexts"):
         raise AccessError(f"Azure returned an unusable kubeconfig for {shown}")
     return _rename_context(config, descriptor.context_name)
