@@ -85,7 +85,7 @@ def test_nesting_is_bounded() -> None:
 
 
 def test_shown_input_is_escaped_and_truncated() -> None:
-    error = refusal("x: !!bool \"\\e[31mred\\nline" + "z" * 500 + '"\n')
+    error = refusal('x: !!bool "\\e[31mred\\nline' + "z" * 500 + '"\n')
     assert "\x1b" not in error.problem and "\n" not in error.problem
     assert "\\x1b" in error.problem and len(error.problem) < 120
 

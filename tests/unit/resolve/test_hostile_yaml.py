@@ -43,8 +43,7 @@ def test_a_hostile_descriptor_is_one_validation_error_with_its_line(case: str) -
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_a_hostile_catalog_is_refused(case: str, tmp_path: Path, make_repo) -> None:
     repo = make_repo(tmp_path / "mono")
-    text, problem = HOSTILE[case]
-    (repo / CATALOG_FILE).write_text(text)
+    (repo / CATALOG_FILE).write_text(HOSTILE[case][0])
     with pytest.raises(ValidationError) as caught:
         load_catalog(find_repository(repo))
     assert "line " in caught.value.one_line()
