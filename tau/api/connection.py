@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from tau import credentials
 from tau.api.meta import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from tau.api.workspace import CLUSTER_WIDE, WORKSPACE_RBAC
 from tau.errors import ValidationError
@@ -287,17 +288,6 @@ _SECRET_KEYS = re.compile(
     rf"^\s*(?:#\s*)?-?\s*[\"']?(?P<key>{_SECRET_KEY_NAMES})[\"']?\s*:", re.IGNORECASE
 )
 _SECRET_KEY_SET = frozenset(name.lower() for name in _SECRET_KEY_NAMES.split("|"))
-_SECRET_VALUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a PEM certificate or private key", re.compile(r"-----BEGIN [A-Z ]+-----")),
-    ("base64-encoded certificate or key data", re.compile(r"LS0tLS1CRUdJTi")),
-    ("a JSON Web Token", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.")),
-    ("a bearer token", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/-]{16,}", re.IGNORECASE)),
-    ("an Entra client secret", re.compile(r"[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}")),
-    ("a GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}")),
-    ("a storage account key or connection string", re.compile(r"AccountKey=|SharedAccessKey=")),
-    ("a SAS token", re.compile(r"[?&]sig=[A-Za-z0-9%+/=]{16,}")),
-    ("a password in a URL", re.compile(r"://[^/\s:@]+:[^/\s@]+@")),
-)
 
 
 def credential_findings(text: str) -> list[str]:
@@ -341,10 +331,7 @@ def decoded_findings(scalars: Iterable[tuple[int, str, bool]]) -> list[str]:
 
 
 def _secret_value(text: str) -> str:
-    for what, pattern in _SECRET_VALUES:
-        if pattern.search(text):
-            return what
-    return ""
+    return credentials.looks_like(text)
 
 
 def refuse_credentials(text: str, source: str, *, decoded: list[str] | None = None) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from tau.errors import UsageError
+from tau.errors import UsageError, clean
 
 OUTPUTS = ("yaml", "json")
 
@@ -28,7 +28,7 @@ def client_dry_run(loaded: Any, overrides: Any, *, output: str, project: str) ->
     resolution = resolve_request(loaded, overrides, project=project, argv=("tau", *sys.argv[1:]))
     objects = redact_secrets(render(resolution.intent))
     for warning in resolution.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        click.echo(f"warning: {clean(str(warning))}", err=True)
     for note in resolution.notes:
         click.echo(f"note: {note}", err=True)
     rows = [

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import click
 
 from tau import __version__
-from tau.errors import EXIT_RUNTIME, EXIT_USAGE, TauError
+from tau.errors import EXIT_RUNTIME, EXIT_USAGE, TauError, clean
 
 # The only roots that may ever exist, in help order.
 PUBLIC_ROOTS = ("cluster", "workspace", "run", "logs", "serve", "data", "python", "version")
@@ -87,7 +87,7 @@ def report(error: TauError) -> None:
     """Print a TauError as its one line plus any collected problems."""
     problems = getattr(error, "problems", [])
     for problem in problems:
-        click.echo(f"  - {problem}", err=True)
+        click.echo(f"  - {clean(problem)}", err=True)
     click.echo(f"error: {error.one_line()}", err=True)
 
 
@@ -102,10 +102,10 @@ def run(group: click.Group, prog_name: str, args: list[str] | None = None) -> in
         hint = ""
         if error.ctx is not None:
             hint = f" (see '{error.ctx.command_path} --help')"
-        click.echo(f"error: {error.format_message()}{hint}", err=True)
+        click.echo(f"error: {clean(error.format_message())}{hint}", err=True)
         return EXIT_USAGE
     except click.exceptions.ClickException as error:
-        click.echo(f"error: {error.format_message()}", err=True)
+        click.echo(f"error: {clean(error.format_message())}", err=True)
         return error.exit_code
     except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("interrupted", err=True)
@@ -117,7 +117,7 @@ def run(group: click.Group, prog_name: str, args: list[str] | None = None) -> in
         if os.environ.get("TAU_DEBUG"):
             raise
         click.echo(
-            f"error: internal error ({type(error).__name__}: {error}); "
+            f"error: internal error ({type(error).__name__}: {clean(str(error), 200)}); "
             "rerun with TAU_DEBUG=1 for a traceback and report it (owner: TauGrid maintainers)",
             err=True,
         )

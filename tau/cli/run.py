@@ -14,7 +14,7 @@ import typer
 
 from tau.cli.groups import TargetGroup
 from tau.cli.options import context_option, namespace_option, workspace_option
-from tau.errors import UsageError
+from tau.errors import UsageError, clean
 
 DRY_RUN_MODES = ("client", "server")
 
@@ -54,7 +54,7 @@ def config_option() -> typer.models.OptionInfo:
 
 def warn(issues: list) -> None:
     for issue in issues:
-        click.echo(f"warning: {issue}", err=True)
+        click.echo(f"warning: {clean(str(issue))}", err=True)
 
 
 @app.callback(invoke_without_command=True)

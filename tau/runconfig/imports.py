@@ -21,11 +21,12 @@ def unshipped_local_imports(config: RunConfig, config_dir: Path) -> list[str]:
         return []
     if run is not None and (run.source is not None or run.working_dir):
         return []  # the whole tree ships
-    path = (config_dir / entrypoint).resolve()
     try:
+        path = (config_dir / entrypoint).resolve()
         tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (OSError, SyntaxError, ValueError):
-        return []  # missing or unparsable files are the interpreter's business
+    except (OSError, SyntaxError, ValueError, RuntimeError):
+        # Missing, unparsable or symlink-looping files are the interpreter's business.
+        return []
     roots = {path.parent, _project_root(config_dir)}
     shipped = {path.stem} | _extra_script_modules(config)
     missing: set[str] = set()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pydantic
 
+from tau.credentials import REDACTED, is_secret_name
 from tau.errors import UsageError
 from tau.runconfig import catalog, managed, rules
 from tau.runconfig.issues import ConfigError, ConfigIssue
@@ -81,7 +83,11 @@ class LoadedConfig:
         entrypoint = self.config.entrypoint_value
         if not entrypoint or (self.config.run and self.config.run.source):
             return None
-        return (self.base_dir / entrypoint).resolve()
+        path = self.base_dir / entrypoint
+        try:
+            return path.resolve()
+        except RuntimeError:  # a symlink loop: readers report the file as unreadable
+            return path.absolute()
 
     @property
     def config_hash(self) -> str:
@@ -164,9 +170,12 @@ class _Validation:
         self.raw = raw
         self.source = source
         self.issues: list[ConfigIssue] = []
+        self.hidden = _secret_values(source.data)
 
     def issue(self, path: YamlPath, message: str, *, at_value: bool = False) -> ConfigIssue:
         position = self.source.value_position(path) if at_value else self.source.position(path)
+        for value in self.hidden:
+            message = message.replace(value, REDACTED)
         return ConfigIssue(
             self.file,
             rules.dotted(path),
@@ -196,6 +205,8 @@ class _Validation:
         self.eval_migration(data)
         for path, message in self.source.problems:
             self.add(path, message)
+        for path, message in _control_characters(data):
+            self.add(path, message, at_value=True)
         if managed.is_managed(data):
             return self.managed(data)
         config = self.validate_model(data)
@@ -297,6 +308,47 @@ class _Validation:
         if suggestion:
             message += f'; did you mean "{suggestion}"?'
         return message
+
+
+def _secret_values(data: Any) -> list[str]:
+    """Strings under secret-bearing fields (`runtime.env_secret`, `HF_TOKEN`), longest first.
+
+    A token pasted where a Secret reference belongs must not come back in the error that
+    says so; messages name the field instead.
+    """
+    found: set[str] = set()
+    stack: list[tuple[bool, Any]] = [(False, data)]
+    while stack:
+        secret, value = stack.pop()
+        if isinstance(value, dict):
+            for key, child in value.items():
+                stack.append((secret or (isinstance(key, str) and is_secret_name(key)), child))
+        elif isinstance(value, list):
+            stack.extend((secret, child) for child in value)
+        elif secret and isinstance(value, str) and len(value) >= 4:
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _control_characters(data: Any) -> list[tuple[YamlPath, str]]:
+    """Strings no field accepts: a NUL or terminal escape is never a path, name or command."""
+    found: list[tuple[YamlPath, str]] = []
+    stack: list[tuple[YamlPath, Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in value.items() if isinstance(k, str))
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            match = _CONTROL.search(value)
+            if match:
+                char = match.group().encode("unicode_escape").decode()
+                found.append((path, f"contains the control character {char}; remove it"))
+    return sorted(found, key=lambda item: [str(part) for part in item[0]])
 
 
 def _yaml_path(data: Any, loc: tuple[Any, ...]) -> YamlPath:

@@ -26,6 +26,8 @@ from tau.runconfig.rules.base import (
     shape_gpu_count,
 )
 
+PATH_MAX = 4096  # Linux: the longest path open(2) accepts
+
 
 class WorkloadRules(Base):
     def identity(self) -> None:
@@ -262,7 +264,14 @@ class WorkloadRules(Base):
             if value is not None and value < 1:
                 self.add(("execution", name), f"execution.{name} must be >= 1 (got {value})")
         entrypoint = self.config.entrypoint_value
-        if self.launcher == "torchrun" and entrypoint and not entrypoint.lower().endswith(".py"):
+        if entrypoint and len(entrypoint.encode()) > PATH_MAX:
+            # Resolving a path walks every component: a megabyte of `a/a/...` takes minutes.
+            self.add(
+                self.entrypoint_path(),
+                f"entrypoint is {len(entrypoint.encode())} bytes long; a path has at most "
+                f"{PATH_MAX} bytes",
+            )
+        elif self.launcher == "torchrun" and entrypoint and not entrypoint.lower().endswith(".py"):
             self.add(
                 self.entrypoint_path(),
                 f'run.entrypoint "{entrypoint}" must be a .py file with execution.launcher: '
