@@ -400,7 +400,7 @@ def init(
     global _active
     from tau.evidence.ids import safe_id, slug
 
-    project = project or _env(keys.ENV_PROJECT) or "default"
+    project = safe_id(project or _env(keys.ENV_PROJECT) or "default")
     job_prefix = _env(keys.ENV_JOB_NAME).split("-", 1)[0]
     group = safe_id(group or _env(keys.ENV_GROUP) or job_prefix or "default")
     experiment_id = (

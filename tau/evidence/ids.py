@@ -24,7 +24,9 @@ def check_id(kind: str, value: str, *, flag: str = "") -> str:
 def slug(title: str) -> str:
     """An id derived from a human title: 'NanoGPT API surface' -> 'nanogpt-api-surface'."""
     text = re.sub(r"[^a-z0-9._-]+", "-", (title or "").strip().lower())
-    return re.sub(r"^[-._]+|[-._]+$", "", re.sub(r"-{2,}", "-", text))
+    # A run of separators holding a dash is one dash: 'x/../y' -> 'x-y', never 'x-..-y'.
+    text = re.sub(r"[-._]*-[-._]*|\.{2,}", "-", text)
+    return re.sub(r"^[-._]+|[-._]+$", "", text)
 
 
 def safe_id(value: str, default: str = "default") -> str:

@@ -12,12 +12,13 @@ import glob
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau.errors import ValidationError
-from tau.evidence import atomic, cards, records
+from tau.evidence import atomic, cards, paths, records
 from tau.evidence.ids import check_id
 from tau.evidence.points import arrow_schema, write_metric_file
 from tau.evidence.schema import METRIC_SCHEMA_VERSION
@@ -27,6 +28,17 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 IMPORTER_VERSION = "tau.jsonl.import.v1"
+
+# Bounds on one history line: W&B rows are flat or shallow (a histogram is depth 2), and a
+# parser recursing into 40 KB of `[` crashes the process (Arrow's JSON reader segfaults).
+MAX_LINE_BYTES = 4 << 20
+MAX_DEPTH = 64
+INT64 = (-(2**63), 2**63 - 1)
+# `_timestamp` is epoch seconds; a value past this (year 5138) is read as milliseconds,
+# which JavaScript and many loggers write. Beyond what milliseconds can mean, it is refused.
+MS_THRESHOLD = 1e11
+SECONDS_RANGE = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 .. 9999-12-31
+WRITER = "the history's writer"
 
 
 @dataclass
@@ -88,6 +100,66 @@ class _Overflow(ValueError):
     pass
 
 
+_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
+
+
+def check_shape(data: bytes, path: Path) -> None:
+    """Refuse invalid UTF-8, over-long lines and deep nesting before any parser runs."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ValidationError(f"{path}:{line}: line is not valid UTF-8", owner=WRITER) from None
+    if len(data) > MAX_LINE_BYTES:
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            if end - start > MAX_LINE_BYTES:
+                line = data.count(b"\n", 0, start) + 1
+                raise ValidationError(
+                    f"{path}:{line}: line is longer than {MAX_LINE_BYTES} bytes", owner=WRITER
+                )
+            start = end + 1
+    # Cheap bound first: nesting never exceeds the number of openers on a line.
+    openers = data.translate(None, bytes(b for b in range(256) if b not in b"[{\n"))
+    if max(map(len, openers.split(b"\n")), default=0) <= MAX_DEPTH:
+        return
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+            continue
+        depth = 0
+        for char in _STRING.sub(b"", raw).translate(None, _NOT_BRACKET):
+            depth += 1 if char in b"[{" else -1
+            if depth > MAX_DEPTH:
+                raise ValidationError(
+                    f"{path}:{number}: JSON nested deeper than {MAX_DEPTH} levels", owner=WRITER
+                )
+
+
+def _step(value: float | None, where: str, name: str) -> int | None:
+    if value is None:
+        return None
+    if not math.isfinite(value) or not INT64[0] <= int(value) <= INT64[1]:
+        raise ValidationError(
+            f"{where}: {name} must be a finite integer within 64 bits", owner=WRITER
+        )
+    return int(value)
+
+
+def _wall_micros(value: float | None, where: str, name: str) -> int | None:
+    if value is None:
+        return None
+    seconds = value / 1000 if value >= MS_THRESHOLD else value
+    if not math.isfinite(seconds) or not SECONDS_RANGE[0] <= seconds <= SECONDS_RANGE[1]:
+        raise ValidationError(
+            f"{where}: {name} must be epoch seconds or milliseconds between years 1 and 9999",
+            owner=WRITER,
+        )
+    return round(seconds * 1_000_000)
+
+
 def _parse_exact(data: bytes, path: Path, req: ImportRequest) -> dict[str, list[Any]]:
     cols: dict[str, list[Any]] = {"key": [], "line": [], "step": [], "wall": [], "value": []}
     reserved = (req.step_field, req.time_field)
@@ -99,21 +171,27 @@ def _parse_exact(data: bytes, path: Path, req: ImportRequest) -> dict[str, list[
             obj = json.loads(raw, parse_float=_finite_float, parse_constant=float)
         except _Overflow as error:
             raise ValidationError(
-                f"{where}: value {error} must be a finite number", owner="the history's writer"
+                f"{where}: value {str(error)[:40]} must be a finite number", owner=WRITER
             ) from None
         except ValueError as error:
             raise ValidationError(
-                f"{where}: invalid JSON ({error})", owner="the history's writer"
+                f"{where}: invalid JSON ({str(error)[:120]})", owner=WRITER
             ) from None
+        except RecursionError:
+            raise ValidationError(f"{where}: JSON nested too deeply", owner=WRITER) from None
         if not isinstance(obj, dict):
             raise ValidationError(
                 f"{where}: each line must be a JSON object", owner="the history's writer"
             )
-        step = _number(obj.get(req.step_field), where, req.step_field)
-        stamp = _number(obj.get(req.time_field), where, req.time_field)
+        step = _step(_number(obj.get(req.step_field), where, req.step_field), where, req.step_field)
+        wall = _wall_micros(
+            _number(obj.get(req.time_field), where, req.time_field), where, req.time_field
+        )
         for key, value in obj.items():
             if key.startswith("_") or key in reserved:
                 continue
+            if not key.isascii() and not _encodable(key):
+                raise ValidationError(f"{where}: a key is not valid UTF-8", owner=WRITER)
             if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             try:
@@ -125,8 +203,8 @@ def _parse_exact(data: bytes, path: Path, req: ImportRequest) -> dict[str, list[
                 ) from None
             cols["key"].append(key)
             cols["line"].append(lineno)
-            cols["step"].append(None if step is None else int(step))
-            cols["wall"].append(None if stamp is None else round(stamp * 1_000_000))
+            cols["step"].append(step)
+            cols["wall"].append(wall)
             cols["value"].append(number)
     return cols
 
@@ -134,9 +212,23 @@ def _parse_exact(data: bytes, path: Path, req: ImportRequest) -> dict[str, list[
 def _number(value: Any, where: str, name: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise ValidationError(f"{where}: {name} must be a number", owner="the history's writer")
-    return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(f"{where}: {name} must be a number", owner=WRITER)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if math.isnan(number):
+        raise ValidationError(f"{where}: {name} must be a number", owner=WRITER)
+    return value if isinstance(value, int) and math.isfinite(number) else number
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escape such as "\\ud800"
+        return False
+    return True
 
 
 def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
@@ -172,10 +264,12 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
     stamp = numeric(req.time_field)
     if step is None or stamp is None:
         return None
-    if pa.types.is_floating(step.type):
-        step = pc.trunc(step)
-    step = step.cast(pa.int64())
-    wall = pc.round(pc.multiply(stamp.cast(pa.float64()), 1_000_000.0)).cast(pa.int64())
+    try:
+        step, wall = _fast_step_and_wall(step, stamp)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None  # out-of-range values: the exact parser names the line
+    if step is None:
+        return None
     line = pa.array(range(1, n + 1), pa.int64())
     keys: list[str] = []
     parts: list[pa.Table] = []
@@ -204,6 +298,35 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
         return {"keys": [], "table": None}
     merged = pa.concat_tables(parts).sort_by([("line", "ascending"), ("key_index", "ascending")])
     return {"keys": keys, "table": merged}
+
+
+def _fast_step_and_wall(step: Any, stamp: Any) -> tuple[Any, Any]:
+    """int64 steps and µs wall times, or (None, None) when any value is out of range."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_floating(step.type):
+        finite = pc.drop_null(step)
+        if len(finite) and not pc.all(pc.is_finite(finite)).as_py():
+            return None, None
+        bounds = pc.min_max(step)
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        if low is not None and not (INT64[0] <= low and high < 2.0**63):
+            return None, None
+        step = pc.trunc(step)
+    elif pa.types.is_unsigned_integer(step.type):
+        return None, None
+    step = step.cast(pa.int64())
+    seconds = stamp.cast(pa.float64())
+    seconds = pc.if_else(
+        pc.greater_equal(seconds, MS_THRESHOLD), pc.divide(seconds, 1000.0), seconds
+    )
+    bounds = pc.min_max(seconds)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low is not None and not (SECONDS_RANGE[0] <= low and high <= SECONDS_RANGE[1]):
+        return None, None
+    wall = pc.round(pc.multiply(seconds, 1_000_000.0)).cast(pa.int64())
+    return step, wall
 
 
 def _exact_to_columns(cols: dict[str, list[Any]]) -> dict[str, Any]:
@@ -293,6 +416,7 @@ def parse_history(path: Path, run: records.RunRecord, req: ImportRequest) -> _Hi
         data = path.read_bytes()
     except OSError as error:
         raise ValidationError(f"--history {path}: {error.strerror}", owner="the user") from None
+    check_shape(data, path)
     parsed = _parse_fast(data, req)
     if parsed is None:
         parsed = _exact_to_columns(_parse_exact(data, path, req))
@@ -316,6 +440,7 @@ def _run_record(store: Store | None, req: ImportRequest) -> records.RunRecord:
     manifest_project = store.project if store else ""
     stored = records.stored_identity(store, req.run_id) if store else ("", "")
     project = req.project or stored[0] or manifest_project or "default"
+    check_id("project", project, flag="--project")
     group = req.group or stored[1] or "default"
     check_id("run group", group, flag="--group")
     if req.experiment:
@@ -429,7 +554,7 @@ def import_jsonl(root: Path | str, req: ImportRequest) -> dict[str, Any]:
 def _copy_history(txn: Any, run_id: str, history: _History) -> None:
     sha12 = history.sha256[:12]
     rel = f"artifacts/{run_id}/jsonl/{sha12}-{history.path.name}"
-    target = txn.store.root / rel
+    target = paths.inside(txn.store.root, rel)
     if not target.exists():
         atomic.write_bytes(target, history.data)
     row = records.artifact_row(

@@ -99,7 +99,7 @@ def write_metric_file(
         "max_step": steps["max"].as_py(),
         "created_at": now(),
     }
-    atomic.write_bytes(txn.store.root / rel_path, data)
+    atomic.write_bytes(paths.inside(txn.store.root, rel_path), data)
     txn.insert("metric_files", row)
     summaries.fold(txn, summaries.summarize(table), file_id=file_id, run_id=run_id)
     return MetricFile(file_id, rel_path, table.num_rows, created=True)

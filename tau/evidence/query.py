@@ -16,7 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tau.errors import UsageError, ValidationError
-from tau.evidence.store import Store
+from tau.evidence.errors import StoreCorrupt
+from tau.evidence.store import RESTORE_HINT, Store
 
 RUN_SEARCH_SCHEMA = "tau.exp.run_search.v0"
 EXPERIMENT_SEARCH_SCHEMA = "tau.exp.experiment_search.v0"
@@ -64,8 +65,18 @@ _FILTER = re.compile(
 
 @contextlib.contextmanager
 def reader(store: Store) -> Iterator[sqlite3.Connection]:
-    with contextlib.closing(store.connect(readonly=True)) as db:
-        yield db
+    """A read-only connection; a catalogue that fails mid-read is one StoreCorrupt line."""
+    try:
+        with contextlib.closing(store.connect(readonly=True)) as db:
+            yield db
+    except sqlite3.DatabaseError as error:
+        if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
+            raise
+        raise StoreCorrupt(
+            f"{store.index_path} cannot be read ({error})",
+            hint=RESTORE_HINT,
+            owner="the store's owner",
+        ) from None
 
 
 # -- metric filters ----------------------------------------------------------------------

@@ -48,6 +48,7 @@ def init_experiment(
     """Create the store if needed and the experiment `name`; `status` is created or reused."""
     check_id("experiment", name)
     project = project or name
+    check_id("project", project, flag="--project")
     group = group or "default"
     check_id("run group", group, flag="--group")
     req = request_hash(
@@ -156,6 +157,7 @@ class RunRecord:
         values["run_group_id"] = self.run_group_id or existing[1] or "default"
         values["state"] = self.state or default_state
         values["created_at"] = self.created_at or now()
+        check_id("project", values["project"], flag="--project")
         check_id("run group", values["run_group_id"], flag="--group")
         if self.experiment_id:
             check_id("experiment", self.experiment_id, flag="--experiment")

@@ -241,6 +241,28 @@ def _existing_columns(db: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
 
 
+def check_manifest_version(path: object, value: object) -> None:
+    """Refuse a manifest written by a newer (or unknown) TauGrid before reading anything."""
+    if value is None:
+        return  # early stores did not stamp the manifest; the index carries the version
+    text = str(value)
+    prefix = "expstore.v"
+    number = text[len(prefix) :] if text.startswith(prefix) else ""
+    if not (number.isascii() and number.isdigit()):
+        raise StoreCorrupt(
+            f"{path} has unknown schema_version {text[:40]!r}",
+            hint=f"this TauGrid understands up to {SCHEMA_VERSION}; upgrade taugrid",
+            owner="the store's owner",
+        )
+    if int(number) > CURRENT:
+        raise StoreCorrupt(
+            f"{path} schema_version {text} is newer than this TauGrid ({SCHEMA_VERSION}); "
+            "nothing was read or changed",
+            hint="upgrade taugrid to read this store",
+            owner="the store's owner",
+        )
+
+
 def stored_version(db: sqlite3.Connection) -> int | None:
     """The numeric schema version on disk; None for an empty (new) file."""
     tables = _existing_tables(db)

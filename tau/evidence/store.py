@@ -31,6 +31,10 @@ METRICS_DIR = "metrics"
 ARTIFACTS_DIR = "artifacts"
 BUSY_TIMEOUT_MS = 5000
 MIRROR_JOURNAL = ".pending-mirror.json"
+RESTORE_HINT = (
+    "restore the store directory from a copy (taugrid-portal experiment export), or move it "
+    "aside and re-import its histories; the Parquet files under metrics/ are untouched"
+)
 
 MIRROR_FAMILIES = (
     "experiments",
@@ -128,9 +132,19 @@ class Store:
         except sqlite3.DatabaseError as error:
             raise StoreCorrupt(
                 f"{store.index_path} is not a readable SQLite index ({error})",
-                hint="restore the store directory from a copy (taugrid-portal experiment export)",
+                hint=RESTORE_HINT,
                 owner="the store's owner",
             ) from None
+        if version is None:
+            # The manifest says a catalogue exists; an empty file is a lost one. Rebuilding it
+            # empty would orphan every Parquet file while every read reported "no runs".
+            size = store.index_path.stat().st_size
+            raise StoreCorrupt(
+                f"{store.index_path} is empty ({size} bytes) but {MANIFEST} says this store "
+                "has a catalogue; nothing was changed",
+                hint=RESTORE_HINT,
+                owner="the store's owner",
+            )
         if version != schema.CURRENT and not migrate:
             raise RuntimeFailure(
                 f"{store.index_path} is at schema expstore.v{version}, this reader needs "
@@ -195,16 +209,21 @@ class Store:
                 owner="the user running the command",
             )
         try:
-            manifest = json.loads(path.read_text())
-        except (OSError, ValueError) as error:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as error:
             raise StoreCorrupt(
-                f"{path} is unreadable: {error}", owner="the store's owner"
+                f"{path} is unreadable: {type(error).__name__}",
+                hint=RESTORE_HINT,
+                owner="the store's owner",
             ) from None
-        if manifest.get("kind") != schema.STORE_KIND:
+        if not isinstance(manifest, dict) or manifest.get("kind") != schema.STORE_KIND:
+            kind = manifest.get("kind") if isinstance(manifest, dict) else type(manifest).__name__
             raise StoreCorrupt(
-                f"{path} has kind {manifest.get('kind')!r}, expected {schema.STORE_KIND!r}",
+                f"{path} has kind {str(kind)[:40]!r}, expected {schema.STORE_KIND!r}",
+                hint=RESTORE_HINT,
                 owner="the store's owner",
             )
+        schema.check_manifest_version(path, manifest.get("schema_version"))
         return manifest
 
     def connect(self, *, readonly: bool = False) -> sqlite3.Connection:
