@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tau.engine import gpus as gpu_inventory
-from tau.engine import records
+from tau.engine import procgroup, records
 from tau.engine.layout import ENV_STATE_DIR, default_data_root, default_store, state_root
 from tau.engine.plan import LocalPlan, build_plan
 from tau.engine.records import LocalRun
@@ -174,6 +174,7 @@ def new_record(loaded: Any, plan: LocalPlan, argv: tuple[str, ...]) -> LocalRun:
         config_hash=intent.provenance.config_hash,
         code_sha=intent.provenance.code_sha or "",
         supervisor_pid=os.getpid(),
+        supervisor_stamp=procgroup.start_stamp(os.getpid()),
         gpus_requested=plan.gpus_needed,
         gpus_available=plan.gpus.count,
         data_root=str(plan.paths.data_root),

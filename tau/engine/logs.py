@@ -6,15 +6,36 @@ continues into the next attempt when a retry starts and ends when the run is ter
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
 from tau.engine import records
+from tau.engine.records import LocalRun
 from tau.engine.status import effective_state
+from tau.errors import RuntimeFailure
 
 POLL_SECONDS = 0.2
+
+
+def log_path(run: LocalRun, number: int) -> Path:
+    """Attempt `number`'s log, always in the run's own directory.
+
+    The record's `log` field is informational: a record naming `/etc/shadow` (or a log that
+    is a symlink out of the run directory) must not turn `tau logs` into a file reader.
+    """
+    directory = Path(os.path.realpath(run.directory))
+    path = directory / f"attempt-{number}.log"
+    resolved = Path(os.path.realpath(path))
+    if resolved.parent != directory or (path.exists() and not resolved.is_file()):
+        raise RuntimeFailure(
+            f"{path} is not a log file inside the run's directory; it was not read",
+            hint=f"delete {directory} to forget run {run.name}",
+            owner="researcher: this machine's local run state",
+        )
+    return path
 
 
 def tail_lines(path: Path, count: int) -> tuple[list[str], int]:
@@ -37,7 +58,7 @@ def stream(name: str, *, tail: int, follow: bool, out: Callable[[str], None]) ->
     attempt = run.current
     if attempt is None:
         return
-    lines, offset = tail_lines(Path(attempt.log), tail)
+    lines, offset = tail_lines(log_path(run, attempt.number), tail)
     for line in lines:
         out(line)
     if not follow:
@@ -45,7 +66,7 @@ def stream(name: str, *, tail: int, follow: bool, out: Callable[[str], None]) ->
     number, pending = attempt.number, b""
     while True:
         run = records.require(name)
-        with open(run.attempts[number - 1].log, "rb") as handle:
+        with open(log_path(run, number), "rb") as handle:
             handle.seek(offset)
             chunk = handle.read()
         offset += len(chunk)

@@ -38,6 +38,7 @@ class RayHead:
     address: str
     temp_dir: Path
     auth_env: dict[str, str]
+    stamp: str = ""  # the launcher's start stamp, taken before it exits (procgroup.ours)
 
     @property
     def driver_env(self) -> dict[str, str]:
@@ -87,11 +88,12 @@ def start(resources: dict[str, int], log: Path, env: dict[str, str]) -> RayHead:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        stamp = procgroup.start_stamp(process.pid)
         try:
             code = process.wait(timeout=START_TIMEOUT)
         except subprocess.TimeoutExpired:
             code = None
-    head = RayHead(process.pid, f"127.0.0.1:{port}", temp_dir, auth_env)
+    head = RayHead(process.pid, f"127.0.0.1:{port}", temp_dir, auth_env, stamp)
     if code != 0:
         stop(head)
         raise RuntimeFailure(

@@ -46,6 +46,9 @@ class Attempt:
     retry_reason: str = ""
     log: str = ""
     ray_pgid: int | None = None
+    # Start stamps (procgroup.start_stamp) of the group leaders: signals need them to match.
+    pid_stamp: str = ""
+    ray_stamp: str = ""
 
 
 @dataclass
@@ -63,6 +66,7 @@ class LocalRun:
     started_at: str = ""
     finished_at: str = ""
     supervisor_pid: int | None = None
+    supervisor_stamp: str = ""
     cancel_requested: bool = False
     gpus_requested: int = 0
     gpus_available: int = 0
@@ -96,9 +100,49 @@ class LocalRun:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LocalRun:
-        values = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        values["attempts"] = [Attempt(**a) for a in data.get("attempts", [])]
+        """A record from its JSON; a field of the wrong type is a ValueError naming it."""
+        if not isinstance(data, dict):
+            raise ValueError("the record is not a JSON object")
+        values = _typed(cls, data)
+        attempts = data.get("attempts", [])
+        if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
+            raise ValueError("field attempts must be a list of objects")
+        values["attempts"] = [Attempt(**_typed(Attempt, a)) for a in attempts]
         return cls(**values)
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "bool": (bool,),
+    "int | None": (int, type(None)),
+    "list[str]": (list,),
+    "dict[str, str]": (dict,),
+    "dict[str, Any]": (dict,),
+}
+
+
+def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The known fields of `data`, each checked against its declared type."""
+    values = {}
+    for name, spec in cls.__dataclass_fields__.items():  # type: ignore[attr-defined]
+        if name == "attempts" or name not in data:
+            continue
+        value, allowed = data[name], _TYPES.get(str(spec.type), (object,))
+        is_bool = isinstance(value, bool) and bool not in allowed
+        if is_bool or not isinstance(value, allowed):
+            raise ValueError(f"field {name} must be {spec.type}, got {type(value).__name__}")
+        values[name] = value
+    for name, spec in cls.__dataclass_fields__.items():  # type: ignore[attr-defined]
+        if name not in values and name != "attempts" and _required(spec):
+            raise ValueError(f"field {name} is missing")
+    return values
+
+
+def _required(spec: Any) -> bool:
+    from dataclasses import MISSING
+
+    return spec.default is MISSING and spec.default_factory is MISSING
 
 
 def check_name(name: str) -> str:
@@ -123,15 +167,23 @@ def save(run: LocalRun) -> None:
 def load(name: str) -> LocalRun | None:
     path = run_dir(name) / RECORD
     try:
-        return LocalRun.from_json(json.loads(path.read_text()))
+        run = LocalRun.from_json(json.loads(path.read_text(encoding="utf-8")))
+        if run.name != name:  # the name picks every path the run writes: it must be its own
+            raise ValueError(f"field name {run.name[:80]!r} is not the run directory's name")
+        return run
     except FileNotFoundError:
         return None
+    except RecursionError:
+        error_text = "JSON nested too deeply"
+    except OSError as error:  # a directory, unreadable permissions
+        error_text = f"{type(error).__name__}: {error.strerror}"
     except (ValueError, TypeError, AttributeError) as error:  # JSON, UTF-8 or shape
-        raise RuntimeFailure(
-            f"local run record {path} is unreadable ({type(error).__name__}: {error})",
-            hint=f"restore it, or delete {path.parent} to forget that run",
-            owner="researcher: this machine's local run state",
-        ) from error
+        error_text = f"{type(error).__name__}: {str(error)[:200]}"
+    raise RuntimeFailure(
+        f"local run record {path} is unreadable ({error_text})",
+        hint=f"restore it, or delete {path.parent} to forget that run",
+        owner="researcher: this machine's local run state",
+    )
 
 
 def require(name: str) -> LocalRun:

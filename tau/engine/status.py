@@ -13,7 +13,7 @@ import socket
 from typing import Any
 
 from tau import keys
-from tau.engine import records
+from tau.engine import procgroup, records
 from tau.engine.records import Attempt, LocalRun
 from tau.engine.retry import exit_cause
 from tau.lifecycle.phases import Phase
@@ -33,7 +33,10 @@ MANAGED_BY = "tau.azure.com/local-engine"
 
 
 def supervisor_alive(run: LocalRun) -> bool:
+    """Whether the recorded supervising tau still runs (a reused pid is not it)."""
     if run.supervisor_pid is None:
+        return False
+    if procgroup.same_process(run.supervisor_pid, run.supervisor_stamp) is False:
         return False
     try:
         os.kill(run.supervisor_pid, 0)

@@ -150,7 +150,7 @@ class Supervisor:
                 run.message = error.one_line()
                 records.save(run)
                 return Failure.UNKNOWN
-            attempt.ray_pgid = head.pgid
+            attempt.ray_pgid, attempt.ray_stamp = head.pgid, head.stamp
             env = {**env, **head.driver_env}
             records.save(run)
             if self.cancel:
@@ -176,6 +176,7 @@ class Supervisor:
                 records.save(run)
                 return Failure.UNKNOWN
         attempt.pid = self.child.pid
+        attempt.pid_stamp = procgroup.start_stamp(self.child.pid)
         attempt.started_at = records.now()
         run.started_at = run.started_at or attempt.started_at
         run.state = records.RUNNING
