@@ -9,7 +9,16 @@ from tau.errors import ValidationError
 _ID = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$")
 
 
+MAX_ID = 128  # a path component (and room for its `run=` prefix) stays under NAME_MAX
+
+
 def check_id(kind: str, value: str, *, flag: str = "") -> str:
+    if len(value or "") > MAX_ID:
+        where = f" ({flag})" if flag else ""
+        raise ValidationError(
+            f"{kind} id{where} is {len(value)} characters long; at most {MAX_ID} are allowed",
+            owner="the user naming the record",
+        )
     if not _ID.match(value or ""):
         where = f" ({flag})" if flag else ""
         raise ValidationError(
@@ -31,4 +40,6 @@ def slug(title: str) -> str:
 
 def safe_id(value: str, default: str = "default") -> str:
     """An id from arbitrary text, for defaults derived from names users did not type as ids."""
-    return value if _ID.match(value or "") else (slug(value) or default)
+    if len(value or "") <= MAX_ID and _ID.match(value or ""):
+        return value
+    return slug(value)[:MAX_ID].rstrip("-._") or default

@@ -159,6 +159,7 @@ def test_a_damaged_index_is_a_one_line_store_error_through_the_portal(store_root
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == (
         f"error: {store_root / 'index.sqlite'} is not a readable SQLite index (file is not a "
-        "database); restore the store directory from a copy (taugrid-portal experiment export) "
-        "(owner: the store's owner)\n"
+        "database); restore the store directory from a copy (taugrid-portal experiment export), "
+        "or move it aside and re-import its histories; the Parquet files under metrics/ are "
+        "untouched (owner: the store's owner)\n"
     )
