@@ -247,7 +247,7 @@ def _pod_specs(doc: dict[str, Any]) -> list[dict[str, Any]]:
 def rendered_images(manifest: str) -> list[ImageUse]:
     """Every container and init container image in the rendered objects, sorted by image."""
     uses: dict[str, list[str]] = {}
-    for doc in yaml.safe_load_all(manifest):
+    for doc in safeyaml.load_all(manifest):
         if not isinstance(doc, dict):
             continue
         workload = f"{doc.get('kind')}/{(doc.get('metadata') or {}).get('name')}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pydantic
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from tau import safeyaml
 from tau.data.records import Component, DatasetFile, DatasetSource
 from tau.errors import UsageError, ValidationError
 
@@ -22,10 +22,10 @@ class DatasetManifest(BaseModel):
 
 def load_manifest(path: Path) -> DatasetManifest:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safeyaml.load(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise UsageError(f"--manifest {path}: {error.strerror or error}") from None
-    except yaml.YAMLError as error:
+    except (UnicodeDecodeError, safeyaml.YamlRefused) as error:
         raise ValidationError(f"--manifest {path} is not valid JSON or YAML ({error})") from None
     try:
         return DatasetManifest.model_validate(data)

@@ -14,8 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tau import safeyaml
 from tau.errors import UsageError
 from tau.render.endpoint import FLAGS, Volume
 from tau.render.intent import Mount, SecretRef
@@ -169,11 +168,11 @@ def quantity(flag: str, value: str) -> str:
 def app_args(path: str) -> dict[str, Any]:
     """`--app-args FILE`: a JSON or YAML mapping passed to the Serve application builder."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = safeyaml.load(Path(path).read_text(encoding="utf-8"))
     except OSError as error:
         raise usage(f"--app-args {path}: cannot read ({error.strerror or 'error'})") from None
-    except yaml.YAMLError:
-        raise usage(f"--app-args {path}: not valid JSON or YAML") from None
+    except (UnicodeDecodeError, safeyaml.YamlRefused) as error:
+        raise usage(f"--app-args {path}: not valid JSON or YAML ({error})") from None
     if not isinstance(data, dict):
         raise usage(f"--app-args {path}: must hold a JSON or YAML mapping")
     return data

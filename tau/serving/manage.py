@@ -13,8 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from tau import safeyaml
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube.resources import DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, SERVICES
 from tau.serving.kinds import KIND_RESOURCES, owned_by_serve
@@ -146,9 +145,9 @@ def _condition(status: dict[str, Any], kind: str) -> dict[str, Any] | None:
 
 def _serve_port(spec: dict[str, Any]) -> int:
     try:
-        config = yaml.safe_load(spec.get("serveConfigV2") or "") or {}
+        config = safeyaml.load(spec.get("serveConfigV2") or "") or {}
         return int((config.get("http_options") or {}).get("port") or 8000)
-    except (yaml.YAMLError, TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError):  # YamlRefused is a ValueError
         return 8000
 
 
