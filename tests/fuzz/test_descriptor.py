@@ -86,7 +86,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.timeout(900)
-@budget(150)
+@budget(100)
 @given(descriptor=descriptors())
 def test_hostile_descriptors_keep_the_contract(
     work: Path, descriptor: tuple[bytes, list[str], bool]

@@ -104,7 +104,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.timeout(900)
-@budget(150)
+@budget(100)
 @given(
     history=st.lists(lines(), min_size=0, max_size=8),
     project=IDENTIFIERS,

@@ -86,7 +86,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.timeout(900)
-@budget(150)
+@budget(100)
 @given(config=configs(), dry_run=st.sampled_from([False, False, False, True]))
 def test_hostile_run_configs_keep_the_contract(
     work: Path, config: tuple[bytes, list[str]], dry_run: bool
