@@ -167,3 +167,30 @@ def test_logs_reads_only_the_runs_own_log(local, tmp_path):
     logs = local.tau("logs", name, cwd=repo)
     assert "TOPSECRET" not in logs.stdout + logs.stderr
     assert logs.returncode == 1 and "is not a log file inside the run's directory" in logs.stderr
+
+
+NESTED = """\
+import os
+from pathlib import Path
+
+out = Path(os.environ["TAU_OUTPUT_DIR"])
+out.mkdir(parents=True, exist_ok=True)
+(out / "metrics.jsonl").write_text('{"_step": 0, "loss": 1}\\n' + "[" * 40000 + "\\n")
+print("wrote history")
+"""
+
+
+def test_a_hostile_metrics_history_is_a_named_warning_not_a_crashed_supervisor(local, tmp_path):
+    config = (
+        CONFIG.replace("../job.py", "../nested.py") + "metrics:\n  history:\n    - metrics.jsonl\n"
+    )
+    repo = project(tmp_path / "repo", "nested", config, {"nested.py": NESTED})
+    started = local.tau("run", "nested", "--local", cwd=repo)
+    assert started.returncode == 0, started.stderr
+    name = run_name(started.stderr)
+    assert "internal error" not in started.stderr
+    assert f"warning: evidence for {name} not recorded in " in started.stderr
+    assert "metrics.jsonl:2: JSON nested deeper than 64 levels" in started.stderr
+    record = local.record(name)
+    assert record["state"] == "succeeded"
+    assert "JSON nested deeper than 64 levels" in record["evidence"]["error"]
