@@ -283,10 +283,7 @@ _SECRET_KEY_NAMES = (
     "certificate-authority-data|client-key|client-certificate|auth-provider|exec|"
     "apiKey|api-key|sasToken|accountKey|kubeconfig|users|current-context"
 )
-# A key at the start of a line, or of a comment (`# token: ...` is checked in too).
-_SECRET_KEYS = re.compile(
-    rf"^\s*(?:#\s*)?-?\s*[\"']?(?P<key>{_SECRET_KEY_NAMES})[\"']?\s*:", re.IGNORECASE
-)
+_SECRET_KEYS = re.compile(rf"(?P<key>{_SECRET_KEY_NAMES})[\"']?\s*:", re.IGNORECASE)
 _SECRET_KEY_SET = frozenset(name.lower() for name in _SECRET_KEY_NAMES.split("|"))
 
 
@@ -298,17 +295,26 @@ def credential_findings(text: str) -> list[str]:
     """
     findings: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        comments = [line[i + 1 :] for i, char in enumerate(line) if char == "#"]
-        key = next(filter(None, (_SECRET_KEYS.match(part) for part in [line, *comments])), None)
+        key = _secret_key(line)
         if key:
-            findings.append(
-                f"line {number}: key {key.group('key')!r} belongs to a kubeconfig or credential"
-            )
+            findings.append(f"line {number}: key {key!r} belongs to a kubeconfig or credential")
             continue
         what = _secret_value(line)
         if what:
             findings.append(f"line {number}: looks like {what}")
     return findings
+
+
+def _secret_key(line: str) -> str:
+    """A credential key starting the line, a comment (`# token: ...` is checked in too) or a
+    flow-mapping entry (`{token: ...}`); "" when there is none."""
+    if ":" not in line:
+        return ""
+    for match in _SECRET_KEYS.finditer(line):
+        before = line[max(0, match.start() - 64) : match.start()].rstrip(" \t\"'-")
+        if (not before and match.start() <= 64) or (before and before[-1] in "#{,"):
+            return match.group("key")
+    return ""
 
 
 def decoded_findings(scalars: Iterable[tuple[int, str, bool]]) -> list[str]:

@@ -100,6 +100,8 @@ class _Overflow(ValueError):
     pass
 
 
+# A line that does not open an object: only the exact parser may see it.
+_NOT_AN_OBJECT = re.compile(rb"(?m)^[ \t\r]*[^{\s]")
 _STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}\n")
 
@@ -237,8 +239,8 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if not data or b"NaN" in data or b"Infinity" in data:
-        return None
+    if not data or b"NaN" in data or b"Infinity" in data or _NOT_AN_OBJECT.search(data):
+        return None  # Arrow's reader segfaults on a history of `null` lines, for one
     try:
         # One block, one thread: per-run histories are small and many; threads only add overhead.
         options = pj.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1 << 20))

@@ -8,6 +8,7 @@ checked-in descriptor always wins over a local assignment.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,18 +110,31 @@ def load_descriptor(path: Path, repository: Repository) -> WorkspaceConnection:
     return parse_descriptor_text(text, shown)
 
 
+# A descriptor is a screenful of YAML; the bound keeps every scan of it well under a second.
+MAX_DESCRIPTOR_CHARS = 256 * 1024
+
+
 def parse_descriptor_text(text: str, source: str) -> WorkspaceConnection:
     """Credential scan first (it must fire even on otherwise invalid files), then schema.
 
     The raw text is scanned before parsing, then every decoded scalar (YAML escapes can
     reassemble a token no raw line shows) before anything is validated or printed.
     """
+    if len(text) > MAX_DESCRIPTOR_CHARS:
+        raise ValidationError(
+            f"descriptor: {source} is {len(text)} characters long; a connection descriptor "
+            f"holds at most {MAX_DESCRIPTOR_CHARS}",
+            owner=OWNER,
+        )
     refuse_credentials(text, source)
     try:
         node = compose_one(text)
         refuse_credentials(text, source, decoded=decoded_findings(_scalars(node)))
         data = construct(node)
     except StrictYamlError as error:
+        # Not YAML as a whole; its quoted scalars still decode one by one, and a token
+        # hidden in one is the finding that matters more than the syntax error.
+        refuse_credentials(text, source, decoded=decoded_findings(_quoted_scalars(text)))
         raise ValidationError(f"descriptor: {source}: {error}", owner=OWNER) from None
     if data is None:
         raise ValidationError(f"descriptor: {source} is empty", owner=OWNER)
@@ -130,6 +144,21 @@ def parse_descriptor_text(text: str, source: str) -> WorkspaceConnection:
 def _scalars(node: Any) -> Iterator[tuple[int, str, bool]]:
     for scalar, is_key in safeyaml.scalars(node):
         yield scalar.start_mark.line + 1, scalar.value, is_key
+
+
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def _quoted_scalars(text: str) -> Iterator[tuple[int, str, bool]]:
+    """Each double-quoted scalar of a text that does not parse, decoded on its own."""
+    for match in _DOUBLE_QUOTED.finditer(text):
+        quoted = match.group().replace("\n", "\n ")
+        try:
+            value = safeyaml.load(f"v: {quoted}")
+        except (safeyaml.YamlRefused, RecursionError):
+            continue
+        if isinstance(value, dict) and isinstance(value.get("v"), str):
+            yield text.count("\n", 0, match.start()) + 1, value["v"], False
 
 
 SourceKind = Literal["descriptor", "assignment"]

@@ -85,3 +85,10 @@ def test_offline_connection_never_prints_the_reassembled_token(tmp_path: Path) -
     assert result.returncode == 2
     assert JWT_BODY not in result.stdout + result.stderr
     assert "line 14: looks like a JSON Web Token" in result.stderr
+
+
+def test_a_token_in_a_quoted_scalar_is_found_even_when_the_file_is_not_yaml() -> None:
+    broken = descriptor_text().replace("access:", "access: [unclosed")
+    error = refusal(broken + SPLIT_JWT)
+    assert "credential-shaped content" in error.one_line()
+    assert error.problems == ["line 14: looks like a JSON Web Token"]

@@ -236,3 +236,31 @@ def test_a_catalogue_row_pointing_outside_the_store_is_never_followed(
         db.commit()
     with pytest.raises(StoreCorrupt, match="points outside the store"):
         read_series(Store.open(imported), ["r1"])
+
+
+def test_a_history_of_null_lines_is_one_line_error_not_a_segfault(
+    tmp_path: Path, store: Path
+) -> None:
+    history = write(tmp_path, b"null\nnull\nnull\n")  # Arrow's JSON reader crashes on it
+    result = subprocess.run(
+        [
+            *PORTAL,
+            "experiment",
+            "--store",
+            str(store),
+            "import",
+            "jsonl",
+            "--run",
+            "r1",
+            "--history",
+            str(history),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result
+    assert result.stderr == (
+        f"error: {history}:1: each line must be a JSON object (owner: the history's writer)\n"
+    )

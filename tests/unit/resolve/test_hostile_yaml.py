@@ -74,3 +74,11 @@ def test_the_cli_answers_an_alias_bomb_descriptor_with_one_line(tmp_path: Path, 
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and "internal error" not in result.stderr
     assert "line 16: aliases expand the document to too many nodes" in result.stderr
+
+
+@pytest.mark.timeout(10)
+def test_an_oversized_descriptor_is_refused_before_any_scan() -> None:
+    text = descriptor_text() + "note: " + "t," * 2_000_000 + ":\n"
+    with pytest.raises(ValidationError) as caught:
+        parse_descriptor_text(text, "tau/workspace.connection.yaml")
+    assert "a connection descriptor holds at most 262144" in caught.value.one_line()
