@@ -108,9 +108,9 @@ def test_a_symlink_loop_entrypoint_is_a_field_error_not_a_crash(tmp_path: Path) 
     (tmp_path / "a.py").symlink_to("b.py")
     (tmp_path / "b.py").symlink_to("a.py")
     text = BASE.replace("train.py", "a.py") + "runtime: {image: python:3.12}\n"
-    assert validate(tmp_path, text).returncode == 0
-    line = one_error_line(validate(tmp_path, text, "--config", "tau.yaml", "--dry-run=client"))
-    assert line.startswith("error: entrypoint 'a.py': cannot read a.py: Too many levels")
+    for args in ((), ("--config", "tau.yaml", "--dry-run=client")):
+        line = one_error_line(validate(tmp_path, text, *args))
+        assert "entrypoint" in line and "a.py" in line, line
 
 
 MEASURE = """
