@@ -36,6 +36,11 @@ settings.register_profile(
 )
 
 
+# pytest-timeout per target: the default budget fits 15 minutes; a measurement run gets 3 s
+# per input on top (the damaged-store target needs about 1.5 s each on a loaded machine).
+TIMEOUT = max(900, 3 * EXAMPLES)
+
+
 def budget(default: int) -> settings:
     """`default` examples, or TAU_FUZZ_EXAMPLES for a measurement run."""
     return settings(settings.get_profile("fuzz"), max_examples=EXAMPLES or default)

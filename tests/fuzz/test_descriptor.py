@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.contract import budget, check, snapshot, tau
+from tests.fuzz.contract import TIMEOUT, budget, check, snapshot, tau
 from tests.fuzz.hostile import HOSTILE_STRINGS, TOKENS, mutated_text
 from tests.unit.descriptors import descriptor_text
 
@@ -85,7 +85,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(TIMEOUT)
 @budget(100)
 @given(descriptor=descriptors())
 def test_hostile_descriptors_keep_the_contract(

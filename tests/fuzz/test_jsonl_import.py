@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tau.evidence import Store, init_experiment
-from tests.fuzz.contract import budget, check, portal, snapshot
+from tests.fuzz.contract import TIMEOUT, budget, check, portal, snapshot
 from tests.fuzz.hostile import POISON, SCALARS
 
 STORE = "inside/store"
@@ -103,7 +103,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(TIMEOUT)
 @budget(100)
 @given(
     history=st.lists(lines(), min_size=0, max_size=8),

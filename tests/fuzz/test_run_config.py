@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tau.runconfig import catalog
-from tests.fuzz.contract import budget, check, snapshot, tau
+from tests.fuzz.contract import TIMEOUT, budget, check, snapshot, tau
 from tests.fuzz.hostile import HOSTILE_STRINGS, PLAIN_SECRETS, SCALARS, TOKENS, mutated_text
 
 ROOT = Path(__file__).parents[2]
@@ -85,7 +85,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(TIMEOUT)
 @budget(100)
 @given(config=configs(), dry_run=st.sampled_from([False, False, False, True]))
 def test_hostile_run_configs_keep_the_contract(

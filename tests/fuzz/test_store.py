@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tau.errors import TauError
 from tau.evidence import Store
-from tests.fuzz.contract import bounded, budget, check, portal, snapshot, tally
+from tests.fuzz.contract import TIMEOUT, bounded, budget, check, portal, snapshot, tally
 from tests.unit.portal.conftest import build_demo_store
 
 COMMANDS = [
@@ -141,7 +141,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(TIMEOUT)
 @budget(40)
 @given(data=st.data(), command=st.sampled_from(COMMANDS), serve=st.booleans())
 def test_reads_of_a_damaged_store_keep_the_contract(
