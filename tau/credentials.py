@@ -8,6 +8,7 @@ Slack, JWTs, PEM blocks); field and flag names say which values are secret by ro
 
 from __future__ import annotations
 
+import itertools
 import re
 
 REDACTED = "<redacted>"
@@ -45,12 +46,36 @@ _REDACT = re.compile(
     r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"
 )
 
-# Field, key and flag names whose values are secret by role, whatever they look like.
-_SECRET_NAME = re.compile(
-    r"secret|token|passw(?:or)?d|credential|api[-_]?key|private[-_]?key|client[-_]?key"
-    r"|access[-_]?key|\bpat\b|(?:^|[-_])pat(?:$|[-_])",
-    re.IGNORECASE,
+# Field, key and flag names whose values are secret by role, by whole word: `HF_TOKEN`,
+# `env_secret`, `clientSecret`, `DB_PASSWORD`, `API_KEY` are; `TOKENIZERS_PARALLELISM` is not.
+_SECRET_WORDS = frozenset(
+    {
+        "secret",
+        "secrets",
+        "token",
+        "tokens",
+        "password",
+        "passwd",
+        "pwd",
+        "credential",
+        "credentials",
+        "apikey",
+        "pat",
+        "sas",
+    }
 )
+_SECRET_PAIRS = frozenset(
+    {
+        ("api", "key"),
+        ("private", "key"),
+        ("access", "key"),
+        ("client", "key"),
+        ("account", "key"),
+        ("secret", "key"),
+        ("signing", "key"),
+    }
+)
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def looks_like(text: str) -> str:
@@ -68,4 +93,7 @@ def redact(text: str) -> str:
 
 def is_secret_name(name: str) -> bool:
     """Whether a field, key or flag named `name` holds a secret (`env_secret`, `HF_TOKEN`)."""
-    return bool(_SECRET_NAME.search(name))
+    words = [word.lower() for word in _WORD.findall(name[:200])]
+    return any(word in _SECRET_WORDS for word in words) or any(
+        pair in _SECRET_PAIRS for pair in itertools.pairwise(words)
+    )

@@ -18,9 +18,9 @@ MAX_LINE = 2000  # characters of one printed error line
 MAX_VALUE = 80  # characters of one quoted value inside it
 _MARGIN = 256  # longer than any token shape: a token cut by a limit is still redacted whole
 
-# C0/C1 controls (newlines and terminal escapes included), DEL, and the bidi overrides that
-# can make a line read differently from what it says.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (newlines and terminal escapes included), DEL, the Unicode line and
+# paragraph separators, and the bidi overrides that can make a line read differently.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _LONG = re.compile(
     rf"\"[^\"]{{{MAX_VALUE + 1},}}\"|'[^']{{{MAX_VALUE + 1},}}'|[^\s\"']{{{3 * MAX_VALUE},}}"
 )

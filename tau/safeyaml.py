@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from tau import credentials
+
 try:
     Loader: type = yaml.CSafeLoader
 except AttributeError:  # PyYAML built without libyaml
@@ -59,6 +61,7 @@ class YamlRefused(ValueError):
 
 def shown(text: str, limit: int = _SHOWN) -> str:
     """A quoted, escaped, truncated rendering of input text for a message."""
+    text = credentials.redact(text[: limit + 256])  # before cutting a token in half
     cut = text if len(text) <= limit else text[:limit] + "..."
     return repr(cut).encode("ascii", "backslashreplace").decode()
 

@@ -69,7 +69,7 @@ def reader(store: Store) -> Iterator[sqlite3.Connection]:
     try:
         with contextlib.closing(store.connect(readonly=True)) as db:
             yield db
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as error:  # garbled text pages too
         if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
             raise
         raise StoreCorrupt(

@@ -129,7 +129,7 @@ class Store:
         try:
             with contextlib.closing(store.connect(readonly=True)) as db:
                 version = schema.stored_version(db)
-        except sqlite3.DatabaseError as error:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as error:  # garbled text pages too
             raise StoreCorrupt(
                 f"{store.index_path} is not a readable SQLite index ({error})",
                 hint=RESTORE_HINT,

@@ -30,8 +30,11 @@ def redact_secrets(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Client dry-run output: secretKeyRef names and keys become `<redacted>`.
 
     Which Secret feeds a workload is itself sensitive (it names credentials), so the
-    printed manifest shows only that a secret reference exists.
+    printed manifest shows only that a secret reference exists. A literal env value under a
+    secret-bearing name (`HF_TOKEN`) and any credential-shaped string are redacted too: a
+    token pasted into the config must not come back on the terminal.
     """
+    from tau import credentials
     from tau.render.meta import REDACTED
 
     def walk(node: Any) -> Any:
@@ -42,9 +45,14 @@ def redact_secrets(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     out[key] = {**value, "name": REDACTED, "key": REDACTED}
                 else:
                     out[key] = walk(value)
+            name = out.get("name")
+            if isinstance(name, str) and "value" in out and credentials.is_secret_name(name):
+                out["value"] = REDACTED
             return out
         if isinstance(node, list):
             return [walk(item) for item in node]
+        if isinstance(node, str):
+            return credentials.redact(node)
         return node
 
     return [

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from tau import credentials
+
 
 class Layer(StrEnum):
     """The layers of §4.1, lowest precedence first, plus defaults and placeholders."""
@@ -77,10 +79,14 @@ class Provenance:
 def format_table(rows: list[tuple[str, str, str]], *, max_value: int = 48) -> str:
     """A compact three-column table for stderr (stdout stays machine-readable)."""
     header = ("SETTING", "VALUE", "SOURCE")
-    shown = [
-        (name, value if len(value) <= max_value else value[: max_value - 1] + "…", source)
-        for name, value, source in rows
-    ]
+    shown = []
+    for name, raw, source in rows:
+        # Redacted before cutting: a token cut to 48 characters no longer looks like one.
+        value = (
+            credentials.REDACTED if credentials.is_secret_name(name) else credentials.redact(raw)
+        )
+        value = value if len(value) <= max_value else value[: max_value - 1] + "…"
+        shown.append((name, value, source))
     widths = [max(len(row[i]) for row in [header, *shown]) for i in range(2)]
     lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in [header, *shown]]
     return "\n".join(lines) + "\n"
@@ -90,7 +96,10 @@ def _display(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
-        return ",".join(f"{k}={v}" for k, v in value.items())
+        return ",".join(
+            f"{k}={credentials.REDACTED if credentials.is_secret_name(str(k)) else v}"
+            for k, v in value.items()
+        )
     if isinstance(value, list | tuple):
         return ",".join(str(item) for item in value)
     return str(value)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pydantic
 
-from tau.credentials import REDACTED, is_secret_name
+from tau.credentials import REDACTED, is_secret_name, redact
 from tau.errors import UsageError
 from tau.runconfig import catalog, managed, rules
 from tau.runconfig.issues import ConfigError, ConfigIssue
@@ -392,6 +392,7 @@ def _kind(value: Any) -> str:
     if isinstance(value, float):
         return f"number {value}"
     if isinstance(value, str):
+        value = redact(value[:400])  # before cutting: a cut token no longer looks like one
         shown = value if len(value) <= 40 else value[:37] + "..."
         return f"string {shown!r}"
     if isinstance(value, list):

@@ -30,6 +30,7 @@ def test_url_passwords_sas_signatures_and_account_keys_are_redacted() -> None:
 
 
 def test_terminal_escapes_newlines_and_bidi_overrides_are_escaped() -> None:
+    assert clean("a\u2028b\u2029c") == "a\\u2028b\\u2029c"  # line separators split lines
     line = clean("name \x1b[2J\x1b]0;title\x07 x\ny\r\u202eevil \x9b31m")
     assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\u202e" not in line
     assert "\\x1b[2J" in line and "\\n" in line and "\\u202e" in line and "\\x9b" in line

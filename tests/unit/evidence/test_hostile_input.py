@@ -264,3 +264,12 @@ def test_a_history_of_null_lines_is_one_line_error_not_a_segfault(
     assert result.stderr == (
         f"error: {history}:1: each line must be a JSON object (owner: the history's writer)\n"
     )
+
+
+def test_a_garbled_text_page_in_the_index_is_store_corrupt(imported: Path) -> None:
+    index = imported / "index.sqlite"
+    # Every stored copy of the project text gets an invalid UTF-8 byte (a flipped bit).
+    index.write_bytes(index.read_bytes().replace(b"proj", b"\x80roj"))
+    result = listing(imported)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "index.sqlite" in result.stderr and "internal error" not in result.stderr

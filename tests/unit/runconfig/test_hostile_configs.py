@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 TOKEN = "hf_" + "Zq8" * 12
+LONG_TOKEN = "github_pat_" + "Zq8" * 20  # longer than any shortened value
 BASE = "name: demo\nengine: job\nentrypoint: train.py\ncompute: {gpus: 0}\n"
 
 
@@ -47,6 +48,8 @@ def one_error_line(result: subprocess.CompletedProcess[str]) -> str:
         BASE + f"{TOKEN}: 1\n",
         BASE + f"unknown_block: {{nested: {TOKEN}}}\n",
         BASE + f"runtime:\n  image: python:3.12\n  env: {{API_KEY: [{TOKEN}]}}\n",
+        BASE + f"resilience: {LONG_TOKEN}\n",
+        BASE.replace("gpus: 0", f"gpus: !!int {LONG_TOKEN}"),
     ],
 )
 def test_no_error_prints_a_secret_value(tmp_path: Path, text: str) -> None:
@@ -54,7 +57,7 @@ def test_no_error_prints_a_secret_value(tmp_path: Path, text: str) -> None:
     assert result.returncode == 2
     output = result.stdout + result.stderr
     assert TOKEN not in output and "plain-password-1" not in output
-    assert TOKEN[3:15] not in output
+    assert TOKEN[3:15] not in output and LONG_TOKEN[11:23] not in output
 
 
 @pytest.mark.parametrize(
@@ -163,3 +166,12 @@ def test_an_8_megabyte_name_comes_back_short(tmp_path: Path) -> None:
 def test_terminal_escapes_in_a_value_are_refused_and_never_printed_raw(tmp_path: Path) -> None:
     line = one_error_line(validate(tmp_path, BASE.replace("demo", '"demo\\e[2J\\nx"')))
     assert "\x1b" not in line and line.startswith("error: tau.yaml:1:7: name: contains the")
+
+
+def test_a_client_dry_run_never_prints_a_pasted_token(tmp_path: Path) -> None:
+    env = f"runtime:\n  image: python:3.12\n  env: {{HF_TOKEN: plain-password-1, NOTE: {TOKEN}}}\n"
+    result = validate(tmp_path, BASE + env, "--config", "tau.yaml", "--dry-run=client")
+    assert result.returncode == 0, result.stderr
+    output = result.stdout + result.stderr
+    assert TOKEN not in output and TOKEN[3:15] not in output and "plain-password-1" not in output
+    assert "<redacted>" in result.stdout
