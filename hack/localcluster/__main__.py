@@ -69,6 +69,9 @@ def _down(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     cluster = LocalCluster.load(args.state_dir)
     components = cluster.component_status()
+    if not any(components.values()):
+        print(f"local cluster in {args.state_dir}: stopped (start it with `up`)")
+        return 1
     for name, alive in components.items():
         print(f"{name:<24} {'running' if alive else 'stopped'}")
     ready = cluster.readyz()

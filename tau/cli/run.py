@@ -99,7 +99,8 @@ def run(
         "yaml",
         "-o",
         "--output",
-        help="--dry-run=client output: yaml (multi-document) or json (a list of objects).",
+        help="--dry-run output: yaml (multi-document) or json (a list of objects); with "
+        "--dry-run=server, the objects as the API server returned them.",
     ),
     local: bool = typer.Option(
         False,
@@ -160,10 +161,20 @@ def run(
         ):
             client_dry_run(loaded, overrides, output=output, project=project)
         return
+    from click.core import ParameterSource
+
     from tau.cli.run_lifecycle import submit_run
 
+    given = ctx.get_parameter_source("output") is ParameterSource.COMMANDLINE
+    if given and not dry_run:
+        raise UsageError("--output applies to --dry-run=client|server; a submission prints its run")
     submit_run(
-        loaded, overrides, project=project, system_namespace=system_namespace, config_path=path
+        loaded,
+        overrides,
+        project=project,
+        system_namespace=system_namespace,
+        config_path=path,
+        output=output if given else "",
     )
 
 

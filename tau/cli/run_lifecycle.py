@@ -155,6 +155,7 @@ def status(
 
 def list_(
     namespace: str = namespace_option("Namespace to list (default: from the workspace)."),
+    workspace: str = workspace_option(),
     context: str = context_option(),
     queue: str = typer.Option("", "--queue", help="Only runs of this LocalQueue."),
     include_external: bool = typer.Option(
@@ -178,7 +179,7 @@ def list_(
     from tau.cli.output import dump_json, print_table
     from tau.lifecycle.runs import list_runs
 
-    target = _target(context, namespace)
+    target = _target(context, namespace, workspace)
     data = list_runs(
         target.client(), target.namespace, queue=queue, include_external=include_external
     )
@@ -328,11 +329,26 @@ def register(app: typer.Typer) -> None:
 
 
 def submit_run(
-    loaded: Any, overrides: Any, *, project: str, system_namespace: str, config_path: Any
+    loaded: Any,
+    overrides: Any,
+    *,
+    project: str,
+    system_namespace: str,
+    config_path: Any,
+    output: str = "",
 ) -> None:
-    """`tau run` without --dry-run=client: create (or server-validate) the workload."""
+    """`tau run` without --dry-run=client: create (or server-validate) the workload.
+
+    `output` (yaml|json) prints a server dry run's objects as the API server returned them;
+    without it a dry run prints one line per object."""
     from tau.lifecycle.retry import policy_from, run_retries
-    from tau.lifecycle.submit import next_steps, prepare, render_objects, submit
+    from tau.lifecycle.submit import next_steps, prepare, server_dry_run, submit
+
+    if output and overrides.dry_run == "server":
+        from tau.cli.dryrun import OUTPUTS
+
+        if output not in OUTPUTS:
+            raise UsageError("--output must be one of: yaml, json (for --dry-run)")
 
     prepared = prepare(
         loaded,
@@ -343,8 +359,14 @@ def submit_run(
         say=_say,
     )
     if overrides.dry_run == "server":
-        submit(prepared, dry_run=True)
-        for obj in render_objects(prepared):
+        answered = server_dry_run(prepared)
+        if output:
+            from tau.cli.dryrun import dump
+            from tau.render import redact_secrets
+
+            sys.stdout.write(dump(redact_secrets(answered), output))
+            return
+        for obj in answered:
             group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
             kind = obj["kind"].lower() + (f".{group}" if group else "")
             click.echo(f"{kind}/{obj['metadata']['name']} created (server dry run)")

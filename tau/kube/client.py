@@ -23,7 +23,7 @@ from tau.kube.errors import (
     NotFoundError,
     UnavailableError,
 )
-from tau.kube.resources import SELF_SUBJECT_ACCESS_REVIEWS, Resource
+from tau.kube.resources import SELF_SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_RULES_REVIEWS, Resource
 
 DEFAULT_TIMEOUT_SECONDS = 15.0
 CLIENT_TIMEOUT: Any = object()  # `send(timeout=...)` default: the client's own timeout
@@ -333,6 +333,28 @@ class KubeClient:
         result = self.create(SELF_SUBJECT_ACCESS_REVIEWS, review)
         status = result.get("status") or {}
         return AccessReview(bool(status.get("allowed")), str(status.get("reason") or ""))
+
+    def readable_names(self, resource: Resource, namespace: str) -> tuple[str, ...] | None:
+        """The object names the caller may `get` in `namespace` (a SelfSubjectRulesReview);
+        None when the rules grant every name (no resourceNames restriction)."""
+        review = {
+            "apiVersion": SELF_SUBJECT_RULES_REVIEWS.api_version,
+            "kind": SELF_SUBJECT_RULES_REVIEWS.kind,
+            "spec": {"namespace": namespace},
+        }
+        result = self.create(SELF_SUBJECT_RULES_REVIEWS, review)
+        names: set[str] = set()
+        for rule in (result.get("status") or {}).get("resourceRules") or []:
+            if not {"get", "*"} & set(rule.get("verbs") or []):
+                continue
+            if not {resource.group, "*"} & set(rule.get("apiGroups") or []):
+                continue
+            if not {resource.plural, "*"} & set(rule.get("resources") or []):
+                continue
+            if not rule.get("resourceNames"):
+                return None
+            names.update(rule["resourceNames"])
+        return tuple(sorted(names))
 
     def close(self) -> None:
         if self._api_client is not None:

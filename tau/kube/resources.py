@@ -55,6 +55,9 @@ ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "Rol
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False
 )
+SELF_SUBJECT_RULES_REVIEWS = Resource(
+    "authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False
+)
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 LOCAL_QUEUES = Resource(KUEUE_GROUP, "v1beta2", "localqueues", "LocalQueue")

@@ -101,14 +101,15 @@ def backoff(attempt: int, initial: float, maximum: float) -> float:
 def retry_env(
     env: tuple[tuple[str, str], ...], *, checkpoint: str, attempt: int, maximum: int, reason: str
 ) -> tuple[tuple[str, str], ...]:
-    """Replace earlier TAU_RESUME_FROM / TAU_RETRY_* entries with this attempt's values."""
+    """Replace earlier TAU_RESUME_FROM / TAU_RETRY_* entries with this attempt's values; an
+    empty `checkpoint` (nothing durable to resume from) sets no TAU_RESUME_FROM."""
     from tau import keys
 
     dropped = set(keys.USER_SETTABLE_TAU_ENV)
     kept = [(k, v) for k, v in env if k not in dropped]
     return (
         *kept,
-        (keys.ENV_RESUME_FROM, checkpoint),
+        *(((keys.ENV_RESUME_FROM, checkpoint),) if checkpoint else ()),
         (keys.ENV_RETRY_ATTEMPT, str(attempt)),
         (keys.ENV_RETRY_MAX, str(maximum)),
         (keys.ENV_RETRY_REASON, reason),

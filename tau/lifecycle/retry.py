@@ -66,6 +66,36 @@ def policy_from(config: Any, name: str) -> RetryPolicy | None:
     )
 
 
+def _pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "Job":
+        return [spec["template"]["spec"]]
+    cluster = spec.get("rayClusterSpec") or {}
+    groups = [cluster.get("headGroupSpec") or {}, *(cluster.get("workerGroupSpecs") or [])]
+    return [g["template"]["spec"] for g in groups if g.get("template")]
+
+
+def durable_mount(workload: dict[str, Any], path: str) -> str:
+    """The mount path of the non-scratch volume holding `path` in every pod of the workload,
+    or "" when a checkpoint written there would vanish with the pod."""
+    found = ""
+    for pod in _pod_specs(workload):
+        volumes = {v.get("name"): v for v in pod.get("volumes") or []}
+        best = ""
+        for container in pod.get("containers") or []:
+            for mount in container.get("volumeMounts") or []:
+                root = str(mount.get("mountPath") or "").rstrip("/")
+                volume = volumes.get(mount.get("name")) or {}
+                if "emptyDir" in volume or not root:
+                    continue
+                if (path == root or path.startswith(root + "/")) and len(root) > len(best):
+                    best = root
+        if not best:
+            return ""
+        found = found or best
+    return found
+
+
 def terminal(snap: Snapshot) -> bool:
     return ph.primary_succeeded(snap) or ph.primary_failed(snap)
 
@@ -178,6 +208,16 @@ def run_retries(
     )
     attempt, last = 0, ""
     base_env = prepared.intent.env
+    from tau.lifecycle.submit import render_objects
+
+    checkpoint = policy.checkpoint
+    if not durable_mount(render_objects(prepared)[0], checkpoint):
+        say(
+            f"note: no volume is mounted at {checkpoint} (resilience.checkpoint_path), so "
+            "retries restart from scratch without TAU_RESUME_FROM; mount storage under it to "
+            "resume from checkpoints"
+        )
+        checkpoint = ""
     while True:
         snap = wait_terminal(kube, namespace, name, poll)
         if ph.primary_succeeded(snap):
@@ -240,7 +280,7 @@ def run_retries(
         delete_workload(kube, namespace, name)
         env = retry_env(
             base_env,
-            checkpoint=policy.checkpoint,
+            checkpoint=checkpoint,
             attempt=attempt,
             maximum=policy.max_retries,
             reason=str(failure),

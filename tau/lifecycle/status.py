@@ -395,7 +395,7 @@ def diagnostic_hints(snap: Snapshot, target: Target) -> list[str]:
     base = ["kubectl"]
     if target.context:
         base += ["--context", target.context]
-    kubeconfig = target.kubeconfig_env().get("KUBECONFIG")
+    kubeconfig = target.kubectl_env().get("KUBECONFIG")
     if kubeconfig:
         base += ["--kubeconfig", kubeconfig]
     base += ["-n", snap.namespace]

@@ -296,17 +296,19 @@ def render_objects(prepared: Prepared) -> list[dict[str, Any]]:
     return sorted(objects, key=lambda obj: obj["kind"] not in ("Job", "RayJob"))
 
 
-def submit(prepared: Prepared, *, dry_run: bool = False) -> Submitted:
+def server_dry_run(prepared: Prepared) -> list[dict[str, Any]]:
+    """Send every rendered object with dryRun=All; returns them as the API server (and its
+    admission webhooks) would have stored them."""
+    return [_dry_run(prepared.kube, obj, prepared.namespace) for obj in render_objects(prepared)]
+
+
+def submit(prepared: Prepared) -> Submitted:
     objects = render_objects(prepared)
     kube, namespace = prepared.kube, prepared.namespace
     workload, owned = objects[0], objects[1:]
     resource = KINDS[workload["kind"]]
     name = workload["metadata"]["name"]
     submission = prepared.intent.provenance.submission_id or ""
-    if dry_run:
-        for obj in objects:
-            _dry_run(kube, obj, namespace)
-        return Submitted(name, namespace, workload["kind"], "")
     created, reused = _create(kube, resource, workload, namespace, submission)
     owner = {
         "apiVersion": created["apiVersion"],
@@ -333,10 +335,10 @@ def submit(prepared: Prepared, *, dry_run: bool = False) -> Submitted:
     return Submitted(name, namespace, workload["kind"], submission, reused)
 
 
-def _dry_run(kube: KubeClient, obj: dict[str, Any], namespace: str) -> None:
+def _dry_run(kube: KubeClient, obj: dict[str, Any], namespace: str) -> dict[str, Any]:
     name = obj["metadata"]["name"]
     try:
-        kube.create(KINDS[obj["kind"]], obj, namespace, dry_run=True)
+        return kube.create(KINDS[obj["kind"]], obj, namespace, dry_run=True)
     except ConflictError:
         raise RuntimeFailure(
             f'{obj["kind"]} "{name}" already exists in namespace "{namespace}"; a new '

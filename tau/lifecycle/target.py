@@ -30,14 +30,29 @@ class Target:
     def client(self) -> KubeClient:
         return KubeClient(self.kubeconfig, self.context)
 
+    @property
+    def isolated(self) -> bool:
+        """Reached through a workspace connection: tau finds its kubeconfig by `--workspace`."""
+        return bool(self.workspace) and self.source in ("connection", "cached")
+
     def route_args(self) -> list[str]:
+        """The flags that make a copied `tau` command reach this run from anywhere."""
+        if self.isolated:
+            return ["--workspace", self.workspace, "--namespace", self.namespace]
         args = []
         if self.context:
             args += ["--context", self.context]
         return [*args, "--namespace", self.namespace]
 
     def kubeconfig_env(self) -> dict[str, str]:
-        """KUBECONFIG for copied commands, only when it is one path (tau-isolated or given)."""
+        """KUBECONFIG for copied `tau` commands: none through a workspace connection (tau
+        uses the isolated kubeconfig itself), else the one path in use, if it is one."""
+        if self.isolated:
+            return {}
+        return self.kubectl_env()
+
+    def kubectl_env(self) -> dict[str, str]:
+        """KUBECONFIG for copied kubectl commands (kubectl knows no workspace connection)."""
         path = self.kubeconfig or os.environ.get("KUBECONFIG", "")
         if path and os.pathsep not in path:
             return {"KUBECONFIG": path}

@@ -15,7 +15,7 @@ from tau.errors import UsageError
 from tau.resolve import catalog
 from tau.resolve.discovery import find_repository
 from tau.runconfig import discover
-from tau.runconfig.discovery import check_target_name
+from tau.runconfig.discovery import check_target_name, missing_target
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,8 @@ def locate_run_config(
     if target:
         found = catalog.project_targets(selected).get(target)
         if found is None:
-            raise UsageError(
-                f"run target {target!r} not found in project {selected.name!r}; "
-                f"expected {selected.root}/tau/{target}.yaml"
+            raise missing_target(
+                target, selected.root / "tau", where=f" in project {selected.name!r}"
             )
         return Located(found, selected)
     default = catalog.default_config(selected)

@@ -24,6 +24,28 @@ def check_target_name(target: str) -> None:
         )
 
 
+def missing_target(target: str, folder: Path, where: str = "") -> UsageError:
+    """Target not found: name the file expected and the nearest checked-in target."""
+    from tau.runconfig.suggest import nearest
+
+    names = sorted(
+        {
+            entry.stem
+            for entry in (folder.iterdir() if folder.is_dir() else ())
+            if entry.suffix in (".yaml", ".yml")
+            and entry.name != "workspace.connection.yaml"
+            and entry.is_file()
+        }
+    )
+    guess = nearest(target, names)
+    message = f'run target "{target}" not found{where}; expected {folder.name}/{target}.yaml'
+    if guess:
+        message += f'; did you mean "{guess}"?'
+    elif names:
+        message += f" (targets: {', '.join(names[:10])}{', ...' if len(names) > 10 else ''})"
+    return UsageError(message, hint="or pass --config", owner="researcher")
+
+
 def _shown(path: Path, cwd: Path) -> Path:
     """Paths under the working directory are shown relative to it, like the user typed them."""
     try:
@@ -60,9 +82,7 @@ def discover(cwd: str | Path, target: str | None = None, config: str | Path | No
                 "keep exactly one extension"
             )
         if not found:
-            raise UsageError(
-                f'run target "{target}" not found; expected tau/{target}.yaml or pass --config'
-            )
+            raise missing_target(target, cwd / TARGET_DIR)
         return _shown(found[0], cwd)
     for name in DEFAULT_NAMES:
         if (cwd / name).is_file():

@@ -7,9 +7,16 @@ from typing import Any
 
 from tau.errors import UsageError
 from tau.keys import PRIMARY_WORKSPACE
-from tau.kube import KubeClient, NotFoundError
+from tau.kube import AuthorizationError, KubeClient, NotFoundError
 from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, TAU_WORKSPACES
-from tau.workspace.verify import PLATFORM, READINESS, LayerFailure, live_contract, readiness_problem
+from tau.workspace.verify import (
+    PLATFORM,
+    READINESS,
+    LayerFailure,
+    denied_workspace,
+    live_contract,
+    readiness_problem,
+)
 
 NOT_TAUGRID = "this context does not look like a TauGrid cluster"
 
@@ -102,6 +109,8 @@ def get_workspace(kube: KubeClient, name: str, system_namespace: str) -> dict[st
             f'TauWorkspace "{name}" does not exist in namespace "{system_namespace}"',
             hint="list them with `tau workspace list`",
         ) from None
+    except AuthorizationError as error:
+        raise denied_workspace(kube, name, system_namespace, error) from None
 
 
 def workspace_status(obj: dict[str, Any]) -> dict[str, Any]:

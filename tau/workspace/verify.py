@@ -17,7 +17,7 @@ from typing import Any
 from tau.api.connection import WorkspaceConnection
 from tau.api.workspace import CLUSTER_WIDE, WORKSPACE_RBAC
 from tau.errors import RuntimeFailure
-from tau.kube import AuthorizationError, KubeClient, NotFoundError
+from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import LOCAL_QUEUES, TAU_WORKSPACES
 
 PLATFORM = "platform operator"
@@ -80,13 +80,43 @@ def read_workspace(kube: KubeClient, name: str, system_namespace: str) -> dict[s
             "`workspace`/`cluster.systemNamespace` in the descriptor",
         ) from None
     except AuthorizationError as error:
-        raise LayerFailure(
-            AUTHORIZATION,
-            f'you may not read TauWorkspace "{name}" in namespace "{system_namespace}" '
-            f"({error.message.split('forbidden', 1)[-1].strip(' ():')})",
-            hint="the workspace reader binding is created by the controller for the workspace "
-            "subject; ask the platform to add you to it",
-        ) from None
+        raise denied_workspace(kube, name, system_namespace, error) from None
+
+
+def denied_workspace(
+    kube: KubeClient, name: str, system_namespace: str, error: AuthorizationError
+) -> LayerFailure:
+    """A denied GET of a TauWorkspace, told apart: a name this identity holds no grant for
+    (a typo, or a workspace that does not exist) vs. no workspace access at all.
+
+    The controller grants `get` per workspace name, so the API server answers 403 — never
+    404 — for a workspace that does not exist; the caller's own rules say which names exist
+    for it.
+    """
+    from tau.runconfig.suggest import nearest
+
+    try:
+        names = kube.readable_names(TAU_WORKSPACES, system_namespace)
+    except KubeError:
+        names = ()
+    if names:
+        guess = nearest(name, names)
+        return LayerFailure(
+            READINESS,
+            f'no TauWorkspace "{name}" in namespace "{system_namespace}" for this identity '
+            f"(it can read: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})"
+            + (f'; did you mean "{guess}"?' if guess else ""),
+            hint="fix `workspace` in tau/workspace.connection.yaml or the WORKSPACE argument, "
+            "or ask the platform operator to create the workspace",
+            owner="researcher (workspace name) or platform operator (a missing workspace)",
+        )
+    return LayerFailure(
+        AUTHORIZATION,
+        f'you may not read TauWorkspace "{name}" in namespace "{system_namespace}" '
+        f"({error.message.split('forbidden', 1)[-1].strip(' ():')})",
+        hint="the workspace reader binding is created by the controller for the workspace "
+        "subject; ask the platform to add you to it",
+    )
 
 
 def readiness_problem(obj: dict[str, Any]) -> str:

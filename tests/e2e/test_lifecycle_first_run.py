@@ -316,3 +316,46 @@ def test_unknown_run_is_reported_with_the_list_action(ws: Workspace, tmp_path: P
     assert document["status"]["state"] == "not_found"
     assert document["diagnostics"][0]["code"] == "RUN_NOT_FOUND"
     assert document["actions"][0]["command"]["argv"][:3] == ["tau", "run", "list"]
+
+
+def test_the_first_run_dead_ends_are_gone(ws: Workspace) -> None:
+    ws.target("train-dead-ends", job_target("dead-ends"))
+
+    mistyped = ws.tau("run", "train-dead-endz")
+    assert mistyped.returncode == 2
+    assert 'did you mean "train-dead-ends"?' in mistyped.stderr
+
+    server = ws.tau("run", "train-dead-ends", "--dry-run=server", "-o", "json")
+    assert server.returncode == 0, server.stderr
+    [job] = json.loads(server.stdout)
+    assert job["kind"] == "Job" and job["metadata"]["uid"]  # what the API server answered
+    assert ws.get("job", "dead-ends", "-n", ws.namespace) is None
+
+    submitted = ws.tau("run", "train-dead-ends")
+    assert submitted.returncode == 0, submitted.stderr
+    assert "KUBECONFIG=" not in submitted.stdout
+    route = f"--workspace {ws.name} --namespace {ws.namespace}"
+    assert f"tau run status dead-ends --watch {route}" in submitted.stdout
+    status = ws.tau("run", "status", "dead-ends", "-o", "json")
+    assert status.returncode == 0, status.stderr
+    document = json.loads(status.stdout)
+    for action in document["actions"]:
+        assert action["command"]["env"] == {}
+        assert action["command"]["argv"][-4:] == route.split()
+        assert not action["command"]["shell"].startswith("KUBECONFIG=")
+    # The printed route reaches the run from outside the repository, as the researcher.
+    elsewhere = ws.repo.parent / "elsewhere-dead-ends"
+    elsewhere.mkdir(exist_ok=True)
+    copied = ws.tau("run", "status", "dead-ends", *route.split(), "-o", "json", cwd=elsewhere)
+    assert copied.returncode == 0, copied.stderr
+    assert json.loads(copied.stdout)["status"]["found"] is True
+    cancelled = ws.tau("run", "cancel", "dead-ends", *route.split(), cwd=elsewhere)
+    assert cancelled.returncode == 0, cancelled.stderr
+
+    missing = ws.tau(
+        "workspace", "status", ws.name + "x", "--system-namespace", ws.system_namespace
+    )
+    assert missing.returncode == 1
+    assert f'no TauWorkspace "{ws.name}x"' in missing.stderr
+    assert f'did you mean "{ws.name}"?' in missing.stderr
+    assert "you may not read" not in missing.stderr

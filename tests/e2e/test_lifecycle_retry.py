@@ -86,7 +86,11 @@ def test_a_preempted_run_is_retried_with_retry_env_and_succeeds(ws: Workspace) -
     assert env["TAU_RETRY_ATTEMPT"] == "1"
     assert env["TAU_RETRY_MAX"] == "2"
     assert env["TAU_RETRY_REASON"] == "Preempted"
-    assert env["TAU_RESUME_FROM"] == "/data/checkpoints/finetunes/retry-preempt"
+    # Nothing is mounted at /data: no checkpoint path is promised to the retry.
+    assert "TAU_RESUME_FROM" not in env
+    assert (
+        "note: no volume is mounted at /data/checkpoints/finetunes/retry-preempt" in result.stderr
+    )
     recorded = events(ws, "retry-preempt")
     assert recorded["RayJobAttempt"].startswith(
         "submission_id=retry-preempt attempt=1/2 failure=Preempted signature=pod="

@@ -38,6 +38,18 @@ def test_copied_commands_carry_the_route_and_a_single_path_kubeconfig(snapshot):
     assert doc["diagnostics"][0]["code"] == "RUN_FAILED"
 
 
+def test_through_a_workspace_connection_commands_route_by_workspace_without_kubeconfig(snapshot):
+    connected = Target(TARGET.kubeconfig, "research-cluster", "research", "ml", "connection")
+    doc = st.document(snapshot("failed-unknown"), connected)
+    logs = doc["actions"][0]["command"]
+    assert logs["argv"][-4:] == ["--workspace", "ml", "--namespace", "research"]
+    assert logs["env"] == {}
+    assert logs["shell"].startswith("tau run logs failed-unknown")
+    # kubectl knows no workspace connection: its escape hatches still name the kubeconfig.
+    hints = st.diagnostic_hints(snapshot("failed-unknown"), connected)
+    assert f"'--kubeconfig' '{TARGET.kubeconfig}'" in hints[0]
+
+
 def test_hints_quote_every_argument_and_prefer_the_current_failure(snapshot):
     snap = snapshot("failed-unknown")
     lines = st.diagnostic_hints(snap, TARGET)

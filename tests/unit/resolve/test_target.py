@@ -33,7 +33,7 @@ def test_a_target_resolves_inside_the_project_that_holds_it(monorepo):
 def test_project_flag_selects_and_a_missing_target_names_the_expected_file(monorepo):
     repo = monorepo()
     assert locate_run_config(repo, target="shared", project="vision").project.name == "vision"
-    with pytest.raises(UsageError, match="run target 'eval' not found in project 'vision'"):
+    with pytest.raises(UsageError, match="run target \"eval\" not found in project 'vision'"):
         locate_run_config(repo, target="eval", project="vision")
     with pytest.raises(UsageError, match="exists in projects: speech, vision"):
         locate_run_config(repo, target="shared")

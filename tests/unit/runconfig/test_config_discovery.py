@@ -53,6 +53,20 @@ def test_unknown_target_names_the_expected_file(tmp_path: Path) -> None:
         discover(tmp_path, target="missing")
 
 
+def test_a_mistyped_target_gets_the_nearest_checked_in_target(tmp_path: Path) -> None:
+    touch(tmp_path / "tau" / "train.yaml")
+    touch(tmp_path / "tau" / "eval.yaml")
+    touch(tmp_path / "tau" / "workspace.connection.yaml")
+    with pytest.raises(UsageError) as raised:
+        discover(tmp_path, target="trian")
+    assert raised.value.one_line() == (
+        'run target "trian" not found; expected tau/trian.yaml; did you mean "train"?; '
+        "or pass --config (owner: researcher)"
+    )
+    with pytest.raises(UsageError, match=r"\(targets: eval, train\)"):
+        discover(tmp_path, target="benchmark")
+
+
 @pytest.mark.parametrize("target", ["tau/train", "../train", ".", "..", "train.yaml", "a\\b"])
 def test_a_target_that_looks_like_a_path_points_to_config(tmp_path: Path, target: str) -> None:
     with pytest.raises(UsageError, match="must be a name, not a path; use --config"):
