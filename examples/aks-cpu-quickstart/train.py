@@ -2,7 +2,8 @@
 
 Each user is represented by several interest vectors and scored against an item by its
 best-matching interest; the loss is a sampled softmax over in-batch items. Launched by the
-managed workflow contract: `train.py --manifest /manifest/<name>.yaml --smoke-pairs N`.
+managed workflow contract (`train.py --manifest /manifest/<name>.yaml --smoke-pairs N`) or as
+a direct RayJob entrypoint (`examples/cpu-multi-interest-ray`, named by TAU_RUN_NAME).
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ def train_loop(config: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--manifest", required=True)
+    parser.add_argument("--manifest", default="")
     parser.add_argument("--smoke-pairs", type=int, default=0)
     args = parser.parse_args()
-    manifest = yaml.safe_load(Path(args.manifest).read_text())
+    if args.manifest:
+        name = yaml.safe_load(Path(args.manifest).read_text())["name"]
+    else:
+        name = os.environ.get("TAU_RUN_NAME", "cpu-multi-interest-ray")
 
     import ray
     from ray.train import ScalingConfig
@@ -81,7 +85,7 @@ def main() -> None:
         scaling_config=ScalingConfig(num_workers=workers, use_gpu=False),
     )
     result = trainer.fit()
-    out = Path(os.environ.get("TAU_OUTPUT_DIR") or f"/tmp/{manifest['name']}")
+    out = Path(os.environ.get("TAU_OUTPUT_DIR") or f"/tmp/{name}")
     out.mkdir(parents=True, exist_ok=True)
     final = {key: result.metrics[key] for key in ("loss", "pairwise_accuracy")}
     (out / "metrics.json").write_text(json.dumps(final))

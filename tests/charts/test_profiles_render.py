@@ -103,4 +103,4 @@ def test_multikueue_profile_adds_one_multikueue_workload_profile(render):
     (cluster,) = [o for o in render(values=PROFILES["multikueue"]) if o["kind"] == "TauCluster"]
     targets = [p["executionTarget"] for p in cluster["spec"]["workloadProfiles"]]
     assert targets.count("multiKueue") == 1
-    assert targets.count("singleCluster") == 15
+    assert targets.count("singleCluster") == 16

@@ -169,8 +169,19 @@ def test_tau_cluster_carries_the_vm_size_catalog_and_profile_catalog(render):
         "tau.azure.com/gpu-class": "h200-141gb",
     }
     profiles = spec["workloadProfiles"]
-    assert len(profiles) == 15
+    assert len(profiles) == 16
     assert {p["executionTarget"] for p in profiles} == {"singleCluster"}
+    # One CPU profile a default install admits without a team or lane, in the default
+    # workspace namespace only; every GPU profile stays team- and lane-scoped.
+    cpu = [p for p in profiles if p["gpusPerWorker"] == 0]
+    assert [(p["name"], p["applicability"]) for p in cpu] == [
+        ("azure.default.cpu", {"namespaces": ["taugrid-default"]})
+    ]
+    assert all(
+        p["applicability"].get("teams") and p["applicability"].get("lanes")
+        for p in profiles
+        if p["gpusPerWorker"]
+    )
 
 
 def test_extra_node_label_rules_are_appended_after_the_catalog(render):

@@ -26,6 +26,7 @@ TARGETS = {
     "portal-ray-stellar": EXAMPLES / "portal-ray-stellar/tau.yaml",
     "kind-smoke": EXAMPLES / "kind-smoke/tau.yaml",
     "kind-smoke-ray": EXAMPLES / "kind-smoke/tau-ray.yaml",
+    "cpu-multi-interest-ray": EXAMPLES / "cpu-multi-interest-ray/tau.yaml",
 }
 
 
@@ -73,6 +74,15 @@ def test_quickstart_is_a_cpu_job():
     assert job["kind"] == "Job"
     assert keys.NVIDIA_GPU not in str(job)
     assert "tau/train.yaml:4:1" in str(resolution.provenance.source_of("name"))
+
+
+def test_the_platform_guides_smoke_example_is_a_cpu_only_rayjob():
+    (rayjob,), _ = rendered("cpu-multi-interest-ray")
+    assert rayjob["kind"] == "RayJob"
+    assert keys.NVIDIA_GPU not in str(rayjob)
+    (worker,) = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    assert worker["rayStartParams"]["num-gpus"] == "0"
+    assert "exec python3 /script/train.py" in rayjob["spec"]["entrypoint"]
 
 
 def test_torchrun_example_is_two_nodes_of_four_processes():
