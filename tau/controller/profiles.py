@@ -218,6 +218,37 @@ def execution_condition(
 # --- per-profile resolution ---------------------------------------------------------------
 
 
+# Who fixes a failing stage, and how: the first failing stage that is not merely waiting for
+# an earlier one is the cause a reader acts on.
+STAGE_OWNERS = {
+    keys.COND_LOCAL_QUEUES_RESOLVED: (
+        "platform operator",
+        "create the TauWorkspace for the namespace first (it creates the LocalQueue)",
+    ),
+    keys.COND_CLUSTER_QUEUES_READY: (
+        "platform/queue owner",
+        "create or restart the ClusterQueue (a stopped queue admits nothing)",
+    ),
+    keys.COND_EXECUTION_READY: ("platform/queue owner", "fix the ClusterQueue's admission checks"),
+    keys.COND_RESOURCE_FLAVORS_READY: ("platform/queue owner", "create the ResourceFlavors"),
+    keys.COND_TOPOLOGIES_READY: ("platform/queue owner", "create the Topology"),
+    keys.COND_PRIORITY_CLASSES_READY: (
+        "platform operator",
+        "create the priority classes (the chart's baselineQueue.priorityClasses)",
+    ),
+}
+
+
+def root_cause(conditions: list[dict[str, Any]]) -> str:
+    """`cause: <first real failure> (owner: <role>: <action>)` of a not-ready profile."""
+    for cond in conditions:
+        if cond.get("status") == "True" or str(cond.get("message", "")).startswith("waiting for"):
+            continue
+        owner, action = STAGE_OWNERS.get(cond.get("type", ""), ("platform operator", ""))
+        return f"cause: {cond.get('message', '')} (owner: {owner}: {action})".replace(": )", ")")
+    return "cause: unknown (owner: platform operator)"
+
+
 def _stage(type_: str, issues: list[str], ok_message: str, generation: int) -> dict[str, Any]:
     good, bad = STAGE_REASONS[type_]
     if issues:
@@ -388,7 +419,7 @@ def resolve_profile(
             keys.COND_READY,
             False,
             "WorkloadProfileNotReady",
-            f"not ready: {', '.join(not_ready)}",
+            f"not ready: {', '.join(not_ready)}; {root_cause(conditions)}",
             generation,
         )
     else:
@@ -441,11 +472,24 @@ def resolve_profile_set(
             generation,
         )
     else:
+        causes: dict[str, list[str]] = {}
+        for record in records:
+            cond = find(record["conditions"], keys.COND_READY) or {}
+            if cond.get("status") != "True":
+                why = str(cond.get("message") or "").partition("; cause: ")[2] or str(
+                    cond.get("message") or cond.get("reason") or "unknown"
+                )
+                causes.setdefault(why, []).append(str(record.get("name", "")))
+        grouped = "; ".join(
+            f"{', '.join(names[:3])}{f' and {len(names) - 3} more' if len(names) > 3 else ''}: "
+            f"{why}"
+            for why, names in causes.items()
+        )
         cond = condition(
             keys.COND_WORKLOAD_PROFILES_READY,
             False,
             "WorkloadProfilesNotReady",
-            f"{len(declared) - ready} of {len(declared)} workload profiles not ready",
+            f"{len(declared) - ready} of {len(declared)} workload profiles not ready — {grouped}",
             generation,
         )
     return status, cond

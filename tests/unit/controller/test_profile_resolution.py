@@ -193,3 +193,33 @@ def test_no_profiles_is_ready_and_conditions_keep_their_transition_time():
     first, _ = resolve(spec, kueue_world())
     again, _ = resolve(spec, kueue_world(), previous=first)
     assert again == first
+
+
+def test_an_unready_profile_names_its_cause_and_owner():
+    missing, set_condition = resolve(
+        {"workloadProfiles": [profile(), profile(name="research.training.2x", gpusPerWorker=2)]},
+        kueue_world(namespaces=("elsewhere",)),
+    )
+    ready = missing["profiles"][0]["conditions"][-1]
+    assert ready["message"] == (
+        "not ready: LocalQueuesResolved, ClusterQueuesReady, ExecutionReady, "
+        "ResourceFlavorsReady, TopologiesReady; cause: LocalQueue team-a/jobqueue not found "
+        "(owner: platform operator: create the TauWorkspace for the namespace first (it "
+        "creates the LocalQueue))"
+    )
+    assert set_condition["message"] == (
+        "2 of 2 workload profiles not ready — research.training.1x, research.training.2x: "
+        "LocalQueue team-a/jobqueue not found (owner: platform operator: create the "
+        "TauWorkspace for the namespace first (it creates the LocalQueue))"
+    )
+
+
+def test_a_stopped_cluster_queue_is_the_cause_owned_by_the_queue_owner():
+    world = kueue_world()
+    world.objects[("clusterqueues", "", "jobqueue")]["status"] = active("False")
+    _, set_condition = resolve({"workloadProfiles": [profile()]}, world)
+    assert "ClusterQueue jobqueue is not Active" in set_condition["message"]
+    assert (
+        "(owner: platform/queue owner: create or restart the ClusterQueue"
+        in (set_condition["message"])
+    )
