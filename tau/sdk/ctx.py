@@ -4,7 +4,8 @@ Locally (calling the handle) it points at a directory under `.tau/runs/<name>`; 
 cluster the in-pod wrapper builds it from the manifest and the workload's `TAU_*`
 environment. `report(...)` collects final metrics; when the function returns they are
 written beside the run's checkpoints as `metrics.json` (and `model.json` for a named
-model), which `tau data model index rebuild` turns into model registry rows.
+model, naming the checkpoint at `checkpoint_path` when the function saved one), which
+`tau data model index rebuild` turns into model registry rows.
 """
 
 from __future__ import annotations
@@ -110,4 +111,15 @@ def model_record(ctx: Ctx) -> dict[str, Any]:
             "value": ctx.metrics.get(model["primary_metric"]),
             "direction": model.get("metric_direction"),
         }
+    checkpoint = ctx.checkpoint_path
+    if checkpoint.exists():
+        # What `tau serve deploy --from-model` mounts: the checkpoint itself, not the run dir.
+        record["artifacts"] = [
+            {
+                "name": "checkpoint",
+                "durable_path": str(checkpoint.absolute()),
+                "status": "ready",
+                "kind": "directory" if checkpoint.is_dir() else "file",
+            }
+        ]
     return record

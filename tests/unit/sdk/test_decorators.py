@@ -123,6 +123,29 @@ def test_calling_a_train_runs_it_here_and_leaves_metrics_and_a_model_record(
     assert record["model"] == "demo" and record["run"] == "demo"
     assert record["primary_metric"] == {"name": "loss", "value": 0.1, "direction": None}
     assert (run / "artifacts/last.safetensors").read_text() == "weights"
+    # The checkpoint the function saved is what serving --from-model resolves to.
+    assert record["artifacts"] == [
+        {
+            "name": "checkpoint",
+            "durable_path": str(run / "artifacts/last.safetensors"),
+            "status": "ready",
+            "kind": "file",
+        }
+    ]
+
+
+def test_a_model_record_names_no_checkpoint_when_the_function_saved_none(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    @tau.train(name="bare", gpus=0, model="bare")
+    def fit(ctx: tau.Ctx) -> None:
+        ctx.report(loss=1)
+
+    fit()
+    record = json.loads((tmp_path / ".tau/runs/bare/model.json").read_text())
+    assert "artifacts" not in record
 
 
 def test_calling_an_eval_takes_the_upstream_checkpoint_as_a_keyword(tmp_path, monkeypatch):
