@@ -321,10 +321,10 @@ def test_the_sdk_train_runs_on_the_real_node_before_its_eval_is_submitted(
     assert rebuilt.stdout == "indexed 1 model run(s)\n", rebuilt.stderr
     shown = json.loads(data(ws, "model", "show", "sdkdigits/sdk-digits").stdout)
     assert shown["metrics"] == {"loss": 1.0 / 7}
+    checkpoint = "/data/checkpoints/finetunes/sdk-digits/artifacts/last.safetensors"
+    assert [a["durable_path"] for a in shown["artifacts"]] == [checkpoint]
 
     evaluation = ws.get("rayjob", "tau-sdk-digits-eval", "-n", ws.namespace)
     gpu = evaluation["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]
     env = {e["name"]: e.get("value") for e in gpu["template"]["spec"]["containers"][0]["env"]}
-    assert env["TAU_UPSTREAM_CHECKPOINT"] == (
-        "/data/checkpoints/finetunes/sdk-digits/artifacts/last.safetensors"
-    )
+    assert env["TAU_UPSTREAM_CHECKPOINT"] == checkpoint
