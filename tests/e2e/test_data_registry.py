@@ -22,14 +22,15 @@ from collections.abc import Iterator
 import pytest
 import yaml
 from controller_harness import wait_for
-from lifecycle_env import CPU_PROFILE, Workspace, workspace_setup
-from real_node import shell_pod, wait_for_phase
+from lifecycle_env import Workspace, workspace_setup
+from real_node import offer_real_node, shell_pod, wait_for_phase
 from tau_cli import run_tau
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
 
 PVC = "training-data"
+REAL_PROFILE = "e2e.real"
 FILES = {"train.txt": "0 1 2 3\n", "test.txt": "4 5\n"}
 TRAINER = textwrap.dedent(
     """
@@ -62,6 +63,7 @@ def ws(
     local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("data-registry")):
+        offer_real_node(workspace, {REAL_PROFILE: 1})
         # Helper pods go where the real node's pods go: its taint, selector and registry.
         workspace.env.update(
             {
@@ -240,7 +242,7 @@ def test_the_best_model_is_served_from_its_checkpoint_on_the_real_node(
 
     # Serving (the platform handoff's identity) resolves the alias through the registry on
     # the same PVC; the endpoint serves the checkpoint file it was given as TAU_MODEL_PATH.
-    deploy = ["deploy", "digits-web", "--kind", "deployment", "--profile", CPU_PROFILE,
+    deploy = ["deploy", "digits-web", "--kind", "deployment", "--profile", REAL_PROFILE,
               "--image", local_images["runtime"].reference, "--command", "sh", "--arg", "-c",
               "--arg", SERVER, "--deployment-port", "8080", "--service-port", "80",
               "--readiness-path", "/", "--cpu", "50m", "--memory", "64Mi",
