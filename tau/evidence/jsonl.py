@@ -283,7 +283,9 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
             or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type))
         ):
             continue
-        values = col.cast(pa.float64())
+        # Unchecked, as the exact parser's float(): an integer beyond 2**53 rounds to the
+        # nearest double (Arrow's checked cast raised on -121645100408832001).
+        values = col.cast(pa.float64(), safe=False)
         if (
             pa.types.is_floating(col.type)
             and not pc.all(pc.is_finite(pc.drop_null(values))).as_py()

@@ -112,6 +112,20 @@ def test_ordinary_but_out_of_range_values_name_their_line(
     assert problem in message and "internal error" not in message
 
 
+def test_an_integer_metric_beyond_double_precision_imports_as_the_nearest_double(
+    tmp_path: Path, store: Path
+) -> None:
+    values = [-121_645_100_408_832_001, 2**53 + 1, 7]
+    lines = [
+        json.dumps({"_step": i, "_timestamp": 1760000000 + i, "count": v})
+        for i, v in enumerate(values)
+    ]
+    history = write(tmp_path, "\n".join(lines).encode() + b"\n")
+    result = import_jsonl(store, ImportRequest(run_id="r1", history=[str(history)]))
+    table = pq.read_table(store / result["metric_file"])
+    assert table["value"].to_pylist() == [float(v) for v in values]
+
+
 @pytest.mark.parametrize("stamp", [1_700_000_000_123, 1_700_000_000.123])
 def test_millisecond_timestamps_are_detected_and_stored_as_the_same_instant(
     tmp_path: Path, store: Path, stamp: float
