@@ -69,7 +69,9 @@ def _is_file(path) -> bool:
 
 def _entrypoint_field(loaded: LoadedConfig) -> str:
     for dotted in ("run.entrypoint", "run.script", "entrypoint", "script"):
-        if loaded.source.position(parse_dotted(dotted)) is not None:
+        # The key itself: position() falls back to the enclosing node (the document), which
+        # named run.entrypoint at 1:1 for a top-level `entrypoint:`.
+        if parse_dotted(dotted) in loaded.source.keys:
             return dotted
     return "entrypoint"
 

@@ -45,10 +45,19 @@ def test_the_name_override_obeys_the_name_rules(tmp_path: Path) -> None:
     assert 'NAME: name "Not_A_Name" must be a DNS-1123 subdomain' in problem
 
 
-def test_an_entrypoint_that_does_not_exist_is_named_with_its_line(tmp_path: Path) -> None:
-    path = write(tmp_path, "name: x\nengine: job\nrun:\n  entrypoint: gone.py\n", entry=None)
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("name: x\nengine: job\nrun:\n  entrypoint: gone.py\n", "4:3: run.entrypoint"),
+        ("name: x\nengine: job\nentrypoint: gone.py\n", "3:1: entrypoint"),
+    ],
+)
+def test_an_entrypoint_that_does_not_exist_is_named_with_its_line(
+    tmp_path: Path, text: str, where: str
+) -> None:
+    path = write(tmp_path, text, entry=None)
     [problem] = problems(path)
-    assert problem.startswith(f"{path}:4:3: run.entrypoint: 'gone.py' does not exist")
+    assert problem.startswith(f"{path}:{where}: 'gone.py' does not exist")
 
 
 def test_a_complete_config_passes(tmp_path: Path) -> None:
