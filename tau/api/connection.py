@@ -281,7 +281,8 @@ _SECRET_KEY_NAMES = (
     "token|id-token|refresh-token|access-token|access_token|password|"
     "client-secret|client_secret|clientSecret|secret|client-key-data|client-certificate-data|"
     "certificate-authority-data|client-key|client-certificate|auth-provider|exec|"
-    "apiKey|api-key|sasToken|accountKey|kubeconfig|users|current-context"
+    "apiKey|api-key|api_key|sasToken|sas_token|accountKey|account_key|privateKey|private-key|"
+    "private_key|kubeconfig|users|current-context"
 )
 _SECRET_KEYS = re.compile(rf"(?P<key>{_SECRET_KEY_NAMES})[\"']?\s*:", re.IGNORECASE)
 _SECRET_KEY_SET = frozenset(name.lower() for name in _SECRET_KEY_NAMES.split("|"))

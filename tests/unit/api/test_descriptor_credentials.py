@@ -36,6 +36,8 @@ def refusal(text: str) -> ValidationError:
         "# token: ghp_abcdefghijklmnopqrstuvwxyz0123456789\n",
         "#password: hunter2-but-longer\n",
         "workspace2: x  # client-secret: abc123\n",
+        "# api_key: opaque-abc123-value\n",
+        "# private_key: opaque-abc123-value\n",
     ],
 )
 def test_a_credential_in_a_comment_is_refused(comment: str) -> None:
