@@ -147,7 +147,8 @@ def test_an_identifier_that_would_leave_the_store_is_refused(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.jsonl", "store"]
 
 
-def test_init_refuses_a_traversing_project_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("project", ["x/../../../outside", "../../../outside"])
+def test_init_refuses_a_traversing_project_and_writes_nothing(tmp_path: Path, project: str) -> None:
     root = tmp_path / "store"
     result = subprocess.run(
         [
@@ -158,7 +159,7 @@ def test_init_refuses_a_traversing_project_and_writes_nothing(tmp_path: Path) ->
             "init",
             "e2",
             "--project",
-            "../../../outside",
+            project,
         ],
         capture_output=True,
         text=True,
