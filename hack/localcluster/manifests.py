@@ -271,7 +271,14 @@ def kueue_config(
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
         # The pending-workloads visibility API: an aggregated apiserver inside Kueue, reached
         # by kube-apiserver through the ExternalName Service of `kueue_visibility`.
-        "featureGates": {"VisibilityOnDemand": True},
+        "featureGates": {
+            "VisibilityOnDemand": True,
+            # With it Kueue counts the real node's NoSchedule taint as untolerated (though the
+            # flavor tolerates it) and terminates a topology-assigned pod that is unscheduled
+            # for a moment, e.g. while its WaitForFirstConsumer volume is provisioned
+            # (PodTerminatedByKueue, UnschedulableOnAssignedNode), failing the Job at once.
+            "TASReplaceNodeOnNodeTaints": False,
+        },
         "visibilityServer": {"bindAddress": "127.0.0.1", "bindPort": visibility_port},
     }
     return yaml.safe_dump(config, sort_keys=False)
