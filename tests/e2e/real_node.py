@@ -92,11 +92,12 @@ def wait_for_phase(
     )
 
 
-def offer_real_node(ws: Workspace, profiles: dict[str, int]) -> None:
+def offer_real_node(ws: Workspace, profiles: dict[str, dict[str, Any]]) -> None:
     """What a platform operator does to offer the real node to a workspace: its queue becomes
     the ClusterQueue holding only the real flavor, and the TauCluster publishes ``profiles``
-    (name -> worker count, CPU only) whose default LocalQueue it is. Profiles place runs (a
-    run config may not add a node selector), so this is how a tau run reaches the kubelet."""
+    (name -> fields over a one-worker CPU profile) whose default LocalQueue it is. Profiles
+    place runs (a run config may not add a node selector): this is how a tau run reaches the
+    kubelet."""
     patch = {"spec": {"queue": fx.REAL_CLUSTER_QUEUE}}
     ws.kubectl(
         "patch", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
@@ -117,11 +118,12 @@ def offer_real_node(ws: Workspace, profiles: dict[str, int]) -> None:
             **template,
             "name": name,
             "gpusPerWorker": 0,
-            "workerCount": workers,
-            "placement": "independent" if workers == 1 else "multi-node-nccl",
+            "workerCount": 1,
+            "placement": "independent",
             "defaultLocalQueue": fx.REAL_CLUSTER_QUEUE,
+            **fields,
         }
-        for name, workers in profiles.items()
+        for name, fields in profiles.items()
     ]
     ws.cluster.apply([cluster])
 

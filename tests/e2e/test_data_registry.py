@@ -63,7 +63,7 @@ def ws(
     local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("data-registry")):
-        offer_real_node(workspace, {REAL_PROFILE: 1})
+        offer_real_node(workspace, {REAL_PROFILE: {}})
         # Helper pods go where the real node's pods go: its taint, selector and registry.
         workspace.env.update(
             {

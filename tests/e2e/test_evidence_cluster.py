@@ -44,7 +44,7 @@ def ws(
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("evidence")):
         enforce_restricted(local_cluster, workspace.namespace)
-        offer_real_node(workspace, {REAL_PROFILE: 1})
+        offer_real_node(workspace, {REAL_PROFILE: {}})
         workspace.env["TAU_METRICS_OFFLOAD_IMAGE"] = local_images["runtime"].reference
         # `tau run get` reads the PVC with a helper pod: from the cluster's registry, on the
         # real node (the KWOK nodes run no container).

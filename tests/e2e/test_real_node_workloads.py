@@ -28,7 +28,13 @@ def ws(
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("real-node")):
         enforce_restricted(local_cluster, workspace.namespace)
-        offer_real_node(workspace, {REAL_PROFILE: 1, REAL_DDP_PROFILE: 2})
+        offer_real_node(
+            workspace,
+            {
+                REAL_PROFILE: {},
+                REAL_DDP_PROFILE: {"workerCount": 2, "placement": "multi-node-nccl"},
+            },
+        )
         yield workspace
 
 
