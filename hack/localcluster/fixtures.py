@@ -106,9 +106,13 @@ GPU_FLAVOR_A100 = f"taugrid-gpu-{GPU_CLASS_A100}"
 # Last in the ClusterQueue, with the node's two cores as quota: a workload lands there when it
 # selects the real pool, or when the fake CPU pool's quota is used up and it still fits here.
 REAL_FLAVOR = "taugrid-real-cpu"
-# A ClusterQueue with only the real flavor: what a platform operator points a workload profile's
-# LocalQueue at to run on the real node (tau profiles place by queue, not by node selector).
+# A ClusterQueue with only the real node, through its own flavor naming the Topology (multi-node
+# profiles ask Kueue for topology-aware placement): what a platform operator points a workload
+# profile's LocalQueue at to run there (tau profiles place by queue, not by node selector). A
+# topology flavor stays out of `jobqueue`: there Kueue would make every workload topology-aware
+# and only that flavor would fit, so KWOK-bound workloads would land on the real node.
 REAL_CLUSTER_QUEUE = "realqueue"
+REAL_TOPOLOGY_FLAVOR = "taugrid-real-cpu-topology"
 REAL_FLAVOR_QUOTA = {"cpu": "2", "memory": "4Gi"}
 TOPOLOGY = "default-node-topology"
 PRIORITY_DEFAULT = "taugrid-default"  # PriorityClass and WorkloadPriorityClass, value 1000
@@ -267,29 +271,20 @@ def kueue_objects() -> list[dict[str, Any]]:
                 ],
             }
         )
-    objects.append(
-        {
-            "apiVersion": api,
-            "kind": "ResourceFlavor",
-            "metadata": {"name": REAL_FLAVOR},
-            "spec": {
-                "nodeLabels": dict(REAL_NODE_SELECTOR),
-                "tolerations": [REAL_NODE_TOLERATION],
-                # Multi-node profiles ask Kueue for topology-aware placement.
-                "topologyName": TOPOLOGY,
-            },
-        }
-    )
-    flavor_quotas.append(
-        {
-            "name": REAL_FLAVOR,
-            "resources": [
-                {"name": "cpu", "nominalQuota": REAL_FLAVOR_QUOTA["cpu"]},
-                {"name": "memory", "nominalQuota": REAL_FLAVOR_QUOTA["memory"]},
-                {"name": GPU_RESOURCE, "nominalQuota": "0"},
-            ],
-        }
-    )
+    real = {"nodeLabels": dict(REAL_NODE_SELECTOR), "tolerations": [REAL_NODE_TOLERATION]}
+    real_quota = [
+        {"name": "cpu", "nominalQuota": REAL_FLAVOR_QUOTA["cpu"]},
+        {"name": "memory", "nominalQuota": REAL_FLAVOR_QUOTA["memory"]},
+        {"name": GPU_RESOURCE, "nominalQuota": "0"},
+    ]
+    for name, spec in (
+        (REAL_FLAVOR, real),
+        (REAL_TOPOLOGY_FLAVOR, {**real, "topologyName": TOPOLOGY}),
+    ):
+        objects.append(
+            {"apiVersion": api, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+        )
+    flavor_quotas.append({"name": REAL_FLAVOR, "resources": real_quota})
     objects.append(
         {
             "apiVersion": api,
@@ -316,7 +311,7 @@ def kueue_objects() -> list[dict[str, Any]]:
                 "resourceGroups": [
                     {
                         "coveredResources": ["cpu", "memory", GPU_RESOURCE],
-                        "flavors": [flavor_quotas[-1]],
+                        "flavors": [{"name": REAL_TOPOLOGY_FLAVOR, "resources": real_quota}],
                     }
                 ],
             },
