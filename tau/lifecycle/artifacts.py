@@ -2,12 +2,15 @@
 
 The result location comes from the workload's annotations (`tau.azure.com/result-path`,
 `result-pvc`) or from explicit `--path/--pvc` (external or deleted Jobs). The reader pod
-mounts the PVC read-only, runs one `ls` or `cat`, and is deleted; a requested artifact must
-stay inside the result path.
+mounts the PVC read-only, runs one `ls` or `base64`, and is deleted; a requested artifact must
+stay inside the result path. A file travels base64-encoded because the pod log is read as
+lines, which would drop its final newline.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import posixpath
 import time
 import uuid
@@ -195,6 +198,18 @@ def fetch(
         entries = [e for e in read_with_pod(kube, namespace, pod).splitlines() if e]
         return {"path": target, "pvc": where.pvc, "directory": True, "entries": entries,
                 "checkpoint": where.checkpoint}  # fmt: skip
-    pod = reader_pod(namespace, where.pvc, mount, 'cat -- "$1"', target)
+    pod = reader_pod(namespace, where.pvc, mount, 'base64 "$1"', target)
     return {"path": target, "pvc": where.pvc, "directory": False,
-            "content": read_with_pod(kube, namespace, pod)}  # fmt: skip
+            "content": decoded(read_with_pod(kube, namespace, pod), target)}  # fmt: skip
+
+
+def decoded(text: str, path: str) -> str:
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        raise RuntimeFailure(
+            f"the reader pod's output for {path} is not base64",
+            hint="TAU_HELPER_IMAGE must provide sh and base64 (busybox does)",
+            owner="platform operator",
+        ) from None
+    return data.decode("utf-8", errors="replace")

@@ -274,8 +274,7 @@ def test_a_failed_staged_run_publishes_nothing_and_a_successful_one_is_listed(
         "-o",
         "raw",
     )
-    # The reader returns the file through its pod log, which keeps no final newline.
-    assert (raw.returncode, raw.stdout.rstrip("\n")) == (0, "weights")
+    assert (raw.returncode, raw.stdout) == (0, "weights\n")
 
 
 def test_sidecar_lag_is_small_enough_to_watch_a_run(ws: Workspace, data_dir: Path, local_images):

@@ -7,6 +7,7 @@ pool → Complete, and cancel gives the quota back.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
@@ -248,7 +249,9 @@ def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
     assert annotations["tau.azure.com/result-path"] == "/data/out/run-1"
     assert annotations["tau.azure.com/result-pvc"] == claim
 
-    answer_reader_pods(ws, tmp_path, [["model/", "metrics.json"], ['{"loss": 0.1}']])
+    # The reader lists the directory, then prints the file as base64 (`base64 FILE`).
+    metrics = base64.b64encode(b'{"loss": 0.1}\n').decode()
+    answer_reader_pods(ws, tmp_path, [["model/", "metrics.json"], [metrics]])
     listed = ws.tau("run", "get", "with-results")
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines()[:6] == [
@@ -262,7 +265,7 @@ def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
     assert "Fetch one file with: tau run get with-results --artifact <NAME>" in listed.stdout
     raw = ws.tau("run", "get", "with-results", "--artifact", "metrics.json", "-o", "raw")
     assert raw.returncode == 0, raw.stderr
-    assert raw.stdout == '{"loss": 0.1}'
+    assert raw.stdout == '{"loss": 0.1}\n'
     readers = ws.get("pods", "-n", ws.namespace, "-l", "tau.azure.com/role=reader") or {}
     assert all(p["metadata"].get("deletionTimestamp") for p in readers.get("items") or [])
     assert ws.tau("run", "cancel", "with-results").returncode == 0

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
-from tau.errors import UsageError
-from tau.lifecycle.artifacts import inside, is_directory, mount_point, reader_pod
+from tau.errors import RuntimeFailure, UsageError
+from tau.lifecycle.artifacts import decoded, inside, is_directory, mount_point, reader_pod
+
+BUSYBOX = Path("/bin/busybox")
 
 
 def test_a_relative_artifact_joins_the_result_path():
@@ -53,3 +58,24 @@ def test_the_reader_pod_is_placed_like_every_helper_pod(monkeypatch):
     assert pod["spec"]["tolerations"] == [
         {"key": "tau.azure.com/real-node", "operator": "Exists", "effect": "NoSchedule"}
     ]
+
+
+def test_a_fetched_file_keeps_its_exact_bytes_through_the_line_based_pod_log(tmp_path):
+    """The reader's script run by busybox (the helper image); its log read as lines."""
+    artifact = tmp_path / "result.txt"
+    artifact.write_bytes("tau kind job smoke complete\n\nü\n".encode())
+    pod = reader_pod("research", "blob-training", "/data", 'base64 "$1"', str(artifact))
+    assert pod["spec"]["containers"][0]["command"][:3] == ["sh", "-c", 'base64 "$1"']
+    [*_, script, arg0, path] = pod["spec"]["containers"][0]["command"]
+    printed = subprocess.run(
+        [str(BUSYBOX), "sh", "-c", script, arg0, path], capture_output=True, text=True, check=True
+    ).stdout
+    lines = printed.splitlines()  # what pod_log yields
+    assert decoded("\n".join(lines), str(artifact)) == "tau kind job smoke complete\n\nü\n"
+
+
+def test_a_reader_that_prints_no_base64_is_one_line_for_the_platform_operator():
+    with pytest.raises(RuntimeFailure) as failure:
+        decoded("sh: base64: not found", "/data/out/result.txt")
+    assert str(failure.value) == "the reader pod's output for /data/out/result.txt is not base64"
+    assert failure.value.owner == "platform operator"
