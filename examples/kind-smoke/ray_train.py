@@ -1,18 +1,14 @@
 """Kind smoke RayJob driver: run tasks on the Ray cluster's workers and print the marker.
 
 The driver runs on the head (which KubeRay starts with no CPUs for tasks), so every task lands
-on a worker; the line printed last is what `tau logs` must show.
+on a worker; the tasks live in the sibling module smoke_tasks.py, shipped with
+`run.working_dir`. The line printed last is what `tau logs` must show.
 """
 
 import os
-import socket
 
 import ray
-
-
-@ray.remote(num_cpus=0.1)
-def where() -> str:
-    return socket.gethostname()
+from smoke_tasks import where
 
 
 def main() -> None:

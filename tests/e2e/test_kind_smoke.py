@@ -1,0 +1,136 @@
+"""examples/kind-smoke, as the seeds' Kind smoke test runs it, on the local cluster's real node.
+
+The Job target is the example's own file with two substitutions: the runtime image is this
+checkout's (pushed to the cluster's registry) and `policy.profile` names the workload profile
+the workspace's platform publishes on the ClusterQueue holding only the real kubelet node. It is
+submitted with `tau run`, admitted by Kueue and executed; every outcome asserted comes from what
+the kubelet reported, no KWOK outcome annotation is involved. The RayJob target's run here is
+not in the suite yet (see examples/kind-smoke/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from controller_harness import wait_for
+from lifecycle_env import Workspace, workspace_setup
+from real_node import enforce_restricted, offer_real_node
+
+from hack.images import ImageRef
+from hack.localcluster import LocalCluster
+from hack.localcluster import fixtures as fx
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kind-smoke"
+JOB_MARKER = "tau kind job smoke complete"
+DATA_PVC = "kind-smoke-data"
+# The platform's profile on the real node; a researcher picks it with policy.profile.
+JOB_PROFILE = "e2e.real"
+PROFILES = {"tau.yaml": JOB_PROFILE}
+
+
+@pytest.fixture(scope="module")
+def ws(
+    local_cluster: LocalCluster,
+    local_images: dict[str, ImageRef],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Workspace]:
+    for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("kind-smoke")):
+        enforce_restricted(local_cluster, workspace.namespace)
+        offer_real_node(workspace, {JOB_PROFILE: {}})
+        claim = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": DATA_PVC, "namespace": workspace.namespace},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": fx.STORAGE_CLASS,
+                "resources": {"requests": {"storage": "64Mi"}},
+            },
+        }
+        local_cluster.create([claim])
+        # `tau run get` reads the node-local volume with a helper pod: the platform's knobs
+        # name the cluster's busybox and let it onto the tainted real node.
+        toleration = fx.REAL_NODE_TOLERATION
+        workspace.env |= {
+            "TAU_HELPER_IMAGE": local_cluster.images[fx.SHELL_IMAGE],
+            "TAU_HELPER_NODE_SELECTOR": ",".join(
+                f"{k}={v}" for k, v in fx.REAL_NODE_SELECTOR.items()
+            ),
+            "TAU_HELPER_TOLERATIONS": (
+                f"{toleration['key']}={toleration['value']}:{toleration['effect']}"
+            ),
+        }
+        yield workspace
+
+
+def example(ws: Workspace, name: str, image: str) -> str:
+    """The example directory, copied into the connected repository, its target on our image
+    and on the platform's real-node profile."""
+    target = ws.repo / "kind-smoke"
+    if not target.exists():
+        shutil.copytree(EXAMPLE, target)
+    body = yaml.safe_load((EXAMPLE / name).read_text())
+    body["runtime"]["image"] = image
+    body.setdefault("policy", {})["profile"] = PROFILES[name]
+    (target / name).write_text(yaml.safe_dump(body, sort_keys=False))
+    return f"kind-smoke/{name}"
+
+
+def status(ws: Workspace, name: str) -> dict[str, Any]:
+    result = ws.tau("run", "status", name, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def finished(ws: Workspace, name: str) -> dict[str, Any] | None:
+    document = status(ws, name)
+    return document if document["status"]["state"] in {"succeeded", "failed"} else None
+
+
+def pods(ws: Workspace, selector: str) -> list[dict[str, Any]]:
+    listed = ws.get("pods", "-n", ws.namespace, "-l", selector) or {}
+    return listed.get("items") or []
+
+
+def assert_ran_for_real(pod: dict[str, Any], image: str) -> None:
+    assert pod["spec"]["nodeName"] == fx.REAL_NODE, pod["metadata"]["name"]
+    assert fx.POD_OUTCOME_ANNOTATION not in (pod["metadata"].get("annotations") or {})
+    statuses = pod["status"].get("containerStatuses") or []
+    assert statuses and all(s["imageID"].endswith(image.rsplit("@", 1)[1]) for s in statuses)
+
+
+def phases(document: dict[str, Any]) -> dict[str, str]:
+    return {p["name"]: p["status"] for p in document["phases"]}
+
+
+def test_the_job_target_runs_logs_its_marker_and_leaves_its_result_on_the_pvc(
+    ws: Workspace, local_images: dict[str, ImageRef]
+) -> None:
+    image = local_images["runtime"].reference
+    config = example(ws, "tau.yaml", image)
+    submitted = ws.tau("run", "--config", config)
+    assert submitted.returncode == 0, submitted.stderr
+
+    document = wait_for("the smoke Job to finish", lambda: finished(ws, "kind-smoke"), 300, 2)
+    [pod] = pods(ws, "job-name=kind-smoke")
+    assert document["status"]["state"] == "succeeded", (document, pod.get("status"))
+    assert_ran_for_real(pod, image)
+    [main] = [c for c in pod["status"]["containerStatuses"] if c["name"] == "main"]
+    assert main["state"]["terminated"]["exitCode"] == 0
+    assert phases(document)["Kueue admission"] == "done"
+    job = ws.get("job", "kind-smoke", "-n", ws.namespace)
+    assert job["metadata"]["labels"][fx.KUEUE_QUEUE_LABEL] == fx.REAL_CLUSTER_QUEUE
+
+    logs = ws.tau("logs", "kind-smoke")
+    assert logs.returncode == 0, logs.stderr
+    assert JOB_MARKER in logs.stdout.splitlines()
+
+    result = ws.tau("run", "get", "kind-smoke", "--artifact", "result.txt", "-o", "raw")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{JOB_MARKER}\n"
