@@ -171,6 +171,12 @@ def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
     ]
 
 
+# Console scripts of `pip install --user` packages. `python -m site --user-base` prints the
+# path but exits non-zero where user site-packages are disabled (a venv such as the runtime
+# image's, another uid), which `set -e` turned into a silent exit 1 before the driver started.
+USER_BIN = 'PATH="$(python3 -m site --user-base || true)/bin:$PATH"; export PATH'
+
+
 def _entrypoint(intent: RunIntent) -> str:
     """Ray runs this with /bin/sh; with a project the driver starts in its working_dir."""
     assert intent.script is not None
@@ -186,7 +192,7 @@ def _entrypoint(intent: RunIntent) -> str:
         f"  python3 -m pip install -r {SCRIPT_PATH}/requirements.txt"
         f" || python3 -m pip install --user -r {SCRIPT_PATH}/requirements.txt",
         "fi",
-        'PATH="$(python3 -m site --user-base)/bin:$PATH"; export PATH',
+        USER_BIN,
     ]
     if intent.project is None:
         lines.append(f"cd {DATA_DIR}")

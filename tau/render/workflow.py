@@ -39,6 +39,7 @@ from tau.render.rayjob import (
     SYSTEM_POOL_AFFINITY,
     TERMINATION_GRACE_SECONDS,
     TTL_AFTER_FINISHED,
+    USER_BIN,
     ray_version,
     worker_probes,
 )
@@ -56,10 +57,6 @@ JOB_TTL_SECONDS = 28800
 HEAD_RESOURCES = Resources("1", "2Gi", None, None)
 GPU_WORKER_RESOURCES = Resources("8", "64Gi", None, None)
 CPU_WORKER_RESOURCES = Resources("1", "4Gi", None, None)
-# Console scripts of `pip install --user` packages. `python -m site --user-base` prints the
-# path but exits non-zero where user site-packages are disabled (a venv, another uid), which
-# `set -e` would turn into a silent exit 1 before the trainer starts.
-USER_BIN = 'PATH="$(python3 -m site --user-base || true)/bin:$PATH"; export PATH'
 
 
 @dataclass(frozen=True)
