@@ -7,6 +7,7 @@ records each transition once across a restart.
 from __future__ import annotations
 
 import subprocess
+import time
 from typing import Any
 
 from controller_harness import wait_for
@@ -45,6 +46,17 @@ def test_a_finished_run_is_on_the_runs_board_and_its_page_is_tau_run_status(scen
 
 def test_an_over_quota_run_shows_kueue_s_reason_and_its_queue_position(scene: Scene) -> None:
     scene.cluster.apply([tau_job("too-big-1", scene.namespace, gpus=64)])
+
+    def first_workload() -> bool:
+        listed = scene.cluster.kubectl(
+            "get", "workloads", "-n", scene.namespace, "-o", "name", check=False
+        ).stdout
+        return "too-big-1" in listed
+
+    wait_for("too-big-1's Workload", first_workload, timeout=60)
+    # Kueue ranks equal priorities by Workload creation time, which has one-second resolution:
+    # "the older waits in front" needs the two to be created in different seconds.
+    time.sleep(1.5)
     scene.cluster.apply([tau_job("too-big-2", scene.namespace, gpus=64)])
 
     def pending() -> list[dict[str, Any]] | None:
