@@ -111,7 +111,10 @@ def _create(db: sqlite3.Connection) -> None:
 
 
 def _check_version(db: sqlite3.Connection, file: Path) -> None:
-    row = db.execute("SELECT value FROM lifecycle_meta WHERE key='schema_version'").fetchone()
+    try:
+        row = db.execute("SELECT value FROM lifecycle_meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError:
+        row = None  # not a lifecycle file: no meta table
     if row is None or row[0] != VERSION:
         raise RuntimeFailure(
             f"{file} has lifecycle schema {row[0] if row else 'none'!r}, expected {VERSION!r}",
@@ -176,6 +179,11 @@ def _reader(store_root: Path | str) -> Iterator[sqlite3.Connection | None]:
         yield None
         return
     with contextlib.closing(_connect(file, readonly=True)) as db:
+        if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+            # The recorder's first append creates the file, then its tables in one
+            # transaction: until that commits there is nothing stored, not a damaged store.
+            yield None
+            return
         _check_version(db, file)
         yield db
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tau.errors import RuntimeFailure
 from tau.evidence import init_experiment, lifecycle
 from tau.kube import KubeClient
 from tau.kube.informer import SYNCED
@@ -218,3 +219,23 @@ def test_health_is_alive_and_readiness_waits_for_pending_rows(tmp_path: Path) ->
         assert "does not exist" in body["lastError"]
     finally:
         server.shutdown()
+
+
+def test_a_reader_racing_the_first_append_sees_no_rows_not_a_damaged_store(
+    tmp_path: Path,
+) -> None:
+    # sqlite creates the file on connect; the tables follow in the writer's transaction.
+    import sqlite3
+
+    sqlite3.connect(lifecycle.path(tmp_path)).close()
+    assert lifecycle.path(tmp_path).is_file()
+    assert lifecycle.rows(tmp_path) == []
+
+
+def test_a_lifecycle_file_of_another_schema_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(lifecycle.path(tmp_path)) as db:
+        db.execute("CREATE TABLE unrelated (x)")
+    with pytest.raises(RuntimeFailure, match="has lifecycle schema 'none', expected"):
+        lifecycle.rows(tmp_path)
