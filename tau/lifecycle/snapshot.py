@@ -94,9 +94,16 @@ class _Reader:
         self.errors: list[KubeError] = []
 
     def get(self, what: str, resource, name: str, namespace: str) -> dict[str, Any] | None:
+        return self._soft(what, lambda: self.kube.get(resource, name, namespace), keep=True)
+
+    def path(self, what: str, path: str) -> dict[str, Any] | None:
+        return self._soft(what, lambda: self.kube.request("GET", path, what=what), keep=False)
+
+    def _soft(self, what: str, read, *, keep: bool) -> dict[str, Any] | None:
+        """One request whose failure is an observation; `keep` records it for `collect`."""
         self.snap.requests += 1
         try:
-            obj = self.kube.get(resource, name, namespace)
+            obj = read()
         except NotFoundError as error:
             self.snap.observations[what] = (
                 "resource type is not installed" if error.resource_missing else "notFound"
@@ -104,25 +111,11 @@ class _Reader:
             return None
         except KubeError as error:
             self.snap.observations[what] = f"unavailable: {error.one_line()}"
-            self.errors.append(error)
+            if keep:
+                self.errors.append(error)
             return None
         self.snap.observations[what] = "observed"
         return obj
-
-    def path(self, what: str, path: str) -> dict[str, Any] | None:
-        self.snap.requests += 1
-        try:
-            body = self.kube.request("GET", path, what=what)
-        except NotFoundError as error:
-            self.snap.observations[what] = (
-                "resource type is not installed" if error.resource_missing else "notFound"
-            )
-            return None
-        except KubeError as error:
-            self.snap.observations[what] = f"unavailable: {error.one_line()}"
-            return None
-        self.snap.observations[what] = "observed"
-        return body
 
     def list(self, what: str, resource, namespace: str, selector: str = "") -> list | None:
         self.snap.requests += 1
