@@ -130,6 +130,9 @@ KUEUE_TOPOLOGY_ANNOTATIONS = (
 RAY_API_VERSION = "ray.io/v1"
 RAY_NODE_TYPE = "ray.io/node-type"
 RAY_CLUSTER = "ray.io/cluster"
+# The head pod's container whose log is the Ray driver's output (tau/render/driver_log.py);
+# `tau logs` reads it with pods/log alone.
+DRIVER_LOG_CONTAINER = "driver-log"
 
 # --- Serving (tau serve: tau/serving, tau/render/rayservice.py, tau/render/deployment.py) ---
 

@@ -1,4 +1,4 @@
-"""Run logs: every pod of a batch Job, or a RayJob's driver through its head pod.
+"""Run logs: every pod of a batch Job, or a RayJob's driver output from its head pod.
 
 `tau logs NAME` also finds the run for you: the connected workspace first, then every
 cached workspace connection on this machine; two matches are ambiguous and the command asks
@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from tau import keys
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
@@ -152,13 +153,34 @@ def _ray_streams(kube, namespace, name, rayjob, opts):
             hint="KubeRay deletes the RayCluster when the job ends (shutdownAfterJobFinishes)",
         )
     head = heads[0]
-    container = opts.container or (head.get("spec") or {}).get("containers", [{}])[0].get(
-        "name", ""
-    )
+    container, driver_log = ray_log_container(head, opts)
     label = f"[pod/{o.name(head)}/{container}] "
-    if opts.follow or opts.container or opts.previous:
+    if driver_log or opts.follow or opts.container or opts.previous:
         return [(label, _reader(kube, namespace, head, container, opts))]
     return [(label, _driver_reader(kube, namespace, head, container, str(st["jobId"]), opts))]
+
+
+def ray_log_container(head: dict[str, Any], opts: LogOptions) -> tuple[str, bool]:
+    """The head container to read, and whether its log is the driver's output.
+
+    A head rendered by tau carries the driver-log container (tau/render/driver_log.py), whose
+    log is the driver's output: pods/log suffices, `--tail`, `--timestamps` and `-f` apply to
+    it as to any container. A head without it (another tool's RayJob) leaves `ray job logs`
+    through exec as the way to the driver's output, its Ray container's log otherwise."""
+    spec = head.get("spec") or {}
+    names = [c.get("name", "") for c in spec.get("containers") or [{}]]
+    if opts.container:
+        every = [c.get("name", "") for c in spec.get("initContainers") or []] + names
+        if opts.container not in every:
+            raise UsageError(
+                f'container "{opts.container}" is not in head pod {o.name(head)} '
+                f"(containers: {', '.join(every)})",
+                owner="researcher: -c/--container",
+            )
+        return opts.container, opts.container == keys.DRIVER_LOG_CONTAINER
+    if keys.DRIVER_LOG_CONTAINER in names:
+        return keys.DRIVER_LOG_CONTAINER, True
+    return names[0], False
 
 
 def _driver_reader(kube, namespace, head, container, job_id: str, opts: LogOptions):

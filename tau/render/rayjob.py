@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from tau import keys
+from tau.render import driver_log, tune_driver, wrapper
 from tau.render import offload as metrics
-from tau.render import tune_driver, wrapper
 from tau.render.env import DATA_DIR, HOT_DIR, STAGING_ROOT, container_env
 from tau.render.errors import RenderError
 from tau.render.intent import Resources, RunIntent
@@ -188,6 +188,7 @@ def _entrypoint(intent: RunIntent) -> str:
         run = f"python3 {SCRIPT_PATH}/{intent.script.name}"
     lines = [
         "set -eu",
+        driver_log.PREAMBLE,
         f"if [ -f {SCRIPT_PATH}/requirements.txt ]; then",
         f"  python3 -m pip install -r {SCRIPT_PATH}/requirements.txt"
         f" || python3 -m pip install --user -r {SCRIPT_PATH}/requirements.txt",
@@ -348,7 +349,8 @@ def _finish(pod: dict[str, Any], intent: RunIntent) -> None:
 
 
 def _head_template(intent: RunIntent, annotations, env, payload) -> dict[str, Any]:
-    """The head runs the driver (HTTPMode), so the wrapper and the offload sidecar live here."""
+    """The head runs the driver (HTTPMode), so the wrapper and the offload and driver-log
+    sidecars live here."""
     volumes, mounts = _volumes(intent)
     head_env = dict(env)
     if intent.staged_publish:
@@ -374,6 +376,7 @@ def _head_template(intent: RunIntent, annotations, env, payload) -> dict[str, An
     if sidecar is not None:
         metrics.place(pod, sidecar)
         pod["terminationGracePeriodSeconds"] += metrics.SHUTDOWN_GRACE_SECONDS
+    driver_log.attach(pod, intent.image, intent.placement.image_pull_policy)
     pod["affinity"] = SYSTEM_POOL_AFFINITY
     pod["tolerations"] = [dict(CRITICAL_ADDONS_TOLERATION)]
     _finish(pod, intent)

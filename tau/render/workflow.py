@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from tau import keys
+from tau.render import driver_log
 from tau.render.intent import Provenance, Resources
 from tau.render.meta import clean_annotations, clean_labels, label_safe, redact_command
 from tau.render.metadata import image_digest
@@ -380,6 +381,7 @@ def _entrypoint(intent: WorkflowIntent) -> str:
     return "\n".join(
         [
             "set -eu",
+            driver_log.PREAMBLE,
             USER_BIN,
             f"cd {DATA_DIR}",
             f"exec {trainer_command(intent)}",
@@ -501,14 +503,13 @@ def _rayjob(intent: WorkflowIntent, annotations, inits_head, inits_worker) -> di
     }
     if intent.pip:
         spec["runtimeEnvYAML"] = yaml.safe_dump({"pip": list(intent.pip)}, sort_keys=False)
+    head_pod = _pod(intent, [head], inits_head, volumes, head=True)
+    driver_log.attach(head_pod, intent.image)
     spec["rayClusterSpec"] = {
         "rayVersion": ray_version(intent.image),
         "headGroupSpec": {
             "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
-            "template": {
-                "metadata": _metadata(intent, annotations),
-                "spec": _pod(intent, [head], inits_head, volumes, head=True),
-            },
+            "template": {"metadata": _metadata(intent, annotations), "spec": head_pod},
         },
         "workerGroupSpecs": groups,
     }

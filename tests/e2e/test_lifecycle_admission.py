@@ -144,12 +144,13 @@ def test_a_rayjob_goes_through_its_raycluster_onto_gpu_nodes(ws: Workspace) -> N
     assert phases["RayCluster"]["detail"].startswith("created ray-train-")
     workers = [p for p in document["pods"] if "-w-" in p["name"] or "worker" in p["name"]]
     assert workers and all(p["node"] in fx.H200_POOL.node_names for p in workers)
-    # The driver log comes from `ray job logs` in the head pod; without pods/exec (the
-    # researcher role) tau says so and shows the head container's log instead.
-    logs = ws.tau("logs", "ray-train")
+    # The driver's output is the log of the head's driver-log container: the researcher role
+    # reads it with pods/log alone, no exec and no fallback note.
+    logs = ws.tau("logs", "ray-train", "--prefix")
     assert logs.returncode == 0, logs.stderr
-    assert "note: ray job logs" in logs.stderr and "authorization" in logs.stderr
-    assert fx.DEFAULT_POD_LOG_LINE in logs.stdout
+    assert "note:" not in logs.stderr
+    [head] = [p["name"] for p in document["pods"] if "head" in p["name"]]
+    assert f"[pod/{head}/driver-log] {fx.DEFAULT_POD_LOG_LINE}" in logs.stdout.splitlines()
 
     def finished() -> dict | None:
         document = status(ws, "ray-train")
