@@ -103,6 +103,8 @@ def disabled_components(values: dict[str, Any] | None) -> set[str]:
         switch = components.get(key) or {}
         if isinstance(switch, dict) and switch.get("enabled") is False:
             disabled.add(key)
+    if (values.get("baselineQueue") or {}).get("enabled") is False:
+        disabled.add("baselineQueue")
     core = (components.get("taugridCore") or {}).get("enabled")
     portal = ((values.get("taugrid-core") or {}).get("portal") or {}).get("enabled")
     if core is False or portal is False:
@@ -330,7 +332,11 @@ def evaluate(observed: Observation, disabled: set[str]) -> Report:
             ok, detail = deployment_ready(controller)
             results.append(CheckResult("Tau controller", PASS if ok else FAIL, detail))
         results.append(check_tau_cluster(observed.tau_cluster))
-    results.append(check_baseline_queue(observed.cluster_queues))
+    results.append(
+        skip("Baseline queue", "baselineQueue")
+        if "baselineQueue" in disabled
+        else check_baseline_queue(observed.cluster_queues)
+    )
     results.append(
         skip("Quota guard", "components.tauCoreController")
         if "tauCoreController" in disabled

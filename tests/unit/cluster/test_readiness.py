@@ -144,8 +144,14 @@ def test_disabled_components_from_release_values():
     values = {
         "components": {"kueue": {"enabled": False}, "tauCoreController": {"enabled": False}},
         "taugrid-core": {"portal": {"enabled": False}},
+        "baselineQueue": {"enabled": False},
     }
-    assert disabled_components(values) == {"kueue", "tauCoreController", "portal"}
+    assert disabled_components(values) == {
+        "kueue",
+        "tauCoreController",
+        "portal",
+        "baselineQueue",
+    }
     assert disabled_components(None) == set()
 
 
@@ -156,6 +162,15 @@ def test_a_deployment_list_error_fails_only_the_enabled_list_based_checks():
     by_name = {r.name: r.status for r in report.results}
     assert by_name["Kueue"] == "FAIL" and by_name["Portal"] == "FAIL"
     assert by_name["KubeRay"] == "SKIP" and by_name["Tau controller"] == "PASS"
+
+
+def test_a_release_without_its_baseline_queue_skips_that_check():
+    observed = ready_observation()
+    observed.cluster_queues = []
+    by_name = {r.name: r for r in evaluate(observed, {"baselineQueue"}).results}
+    assert by_name["Baseline queue"].status == "SKIP"
+    assert "baselineQueue disabled" in by_name["Baseline queue"].detail
+    assert evaluate(observed, set()).ready is False, "an enabled, missing queue still fails"
 
 
 def test_old_kubernetes_fails_and_stale_taucluster_fails():
