@@ -225,7 +225,9 @@ class KustoSink:
         )
 
 
-def azure_token(endpoint: str) -> Callable[[], str]:
+def azure_token(
+    endpoint: str, owner: str = "platform operator (lifecycleRecorder.serviceAccount)"
+) -> Callable[[], str]:
     """Bearer tokens for ADX from DefaultAzureCredential (workload identity in the pod)."""
     try:
         from azure.identity import DefaultAzureCredential
@@ -233,7 +235,7 @@ def azure_token(endpoint: str) -> Callable[[], str]:
         raise RuntimeFailure(
             "the ADX sink needs azure-identity",
             hint="pip install 'taugrid[azure]'",
-            owner="platform operator (the recorder image)",
+            owner="platform operator (the image)",
         ) from None
     credential = DefaultAzureCredential()
     scope = endpoint.rstrip("/") + "/.default"
@@ -243,10 +245,10 @@ def azure_token(endpoint: str) -> Callable[[], str]:
             return credential.get_token(scope).token
         except Exception as error:  # azure-identity raises many unrelated types
             raise RuntimeFailure(
-                f"ADX ingestion: no token for {scope}: {type(error).__name__}",
+                f"ADX: no token for {scope}: {type(error).__name__}",
                 hint="check the ServiceAccount's azure.workload.identity/client-id and its "
                 "federated credential",
-                owner="platform operator (lifecycleRecorder.serviceAccount)",
+                owner=owner,
             ) from None
 
     return token

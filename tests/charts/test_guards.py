@@ -37,6 +37,10 @@ def _flavor(**changes: object) -> str:
     return _json("baselineQueue.gpu.flavors", [{**FLAVOR, **changes}])
 
 
+PORTAL_CLIENT_ID = (
+    "taugrid-core.portal.serviceAccount.annotations.azure\\.workload\\.identity/client-id"
+)
+
 GUARDS = {
     "gpu enabled without flavors": (
         [_json("baselineQueue.gpu.flavors", [])],
@@ -151,13 +155,33 @@ GUARDS = {
         ],
         "needs workloadIdentity.enabled=true",
     ),
-    "Portal KueueViz proxy (reserved)": (
+    "Portal KueueViz (reserved)": (
         ["taugrid-core.portal.kueueviz.enabled=true"],
         "portal.kueueviz.enabled is reserved",
     ),
-    "Portal Kusto source (reserved)": (
-        ["taugrid-core.portal.source=kusto"],
-        "portal.source kusto and portal.kusto.endpoint are reserved",
+    "Portal Kusto source without an endpoint": (
+        ["taugrid-core.portal.source=kusto", "taugrid-core.portal.runHistory.enabled=true"],
+        "portal.source kusto needs portal.kusto.endpoint",
+    ),
+    "Portal Kusto source without run history": (
+        [
+            "taugrid-core.portal.source=kusto",
+            "taugrid-core.portal.kusto.endpoint=https://adx.westus.kusto.windows.net",
+            f"{PORTAL_CLIENT_ID}=abc",
+        ],
+        "set portal.runHistory.enabled=true",
+    ),
+    "Portal Kusto source without workload identity": (
+        [
+            "taugrid-core.portal.source=kusto",
+            "taugrid-core.portal.runHistory.enabled=true",
+            "taugrid-core.portal.kusto.endpoint=https://adx.westus.kusto.windows.net",
+        ],
+        "needs portal.serviceAccount.annotations azure.workload.identity/client-id",
+    ),
+    "Portal Kusto endpoint with the local source": (
+        ["taugrid-core.portal.kusto.endpoint=https://adx.westus.kusto.windows.net"],
+        "portal.kusto.endpoint is read only with portal.source kusto",
     ),
     "Portal workspace-scoped Jobs board without a namespace": (
         ["taugrid-core.portal.jobs.scopeMode=workspace"],
@@ -206,6 +230,11 @@ def test_enabled_dependency_that_is_not_vendored_fails_with_the_vendoring_hint(r
     with pytest.raises(RenderError, match=f"the {hint} chart is not vendored") as failure:
         render(key)
     assert "helm dependency build" in str(failure.value)
+
+
+def test_values_schema_rejects_a_portal_kusto_endpoint_that_is_not_a_url(render):
+    with pytest.raises(RenderError, match="endpoint"):
+        render("taugrid-core.portal.kusto.endpoint=adx westus")
 
 
 def test_values_schema_rejects_an_unknown_mode(render):

@@ -379,6 +379,31 @@ def test_portal_pod_uses_workload_identity_when_its_service_account_names_a_clie
     assert "azure.workload.identity/use" not in plain
 
 
+def test_portal_reads_run_history_from_adx_with_its_workload_identity(render):
+    objects = render(
+        *PORTAL_VALUES,
+        "taugrid-core.portal.source=kusto",
+        "taugrid-core.portal.kusto.endpoint=https://adx.westus.kusto.windows.net",
+        "taugrid-core.portal.kusto.database=Telemetry",
+        "taugrid-core.portal.serviceAccount.annotations.azure\\.workload\\.identity/client-id=abc",
+    )
+    template = _one(objects, "Deployment", "tau-portal")["spec"]["template"]
+    assert template["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+    args = template["spec"]["containers"][0]["args"]
+    for flag in (
+        "--source=kusto",
+        "--run-history-enabled",
+        "--kusto-endpoint=https://adx.westus.kusto.windows.net",
+        "--kusto-database=Telemetry",
+        "--run-history-table=TauExpRunLifecycle",
+    ):
+        assert flag in args
+    account = _one(objects, "ServiceAccount", "tau-portal")
+    assert account["metadata"]["annotations"] == {"azure.workload.identity/client-id": "abc"}
+    local = _one(render(*PORTAL_VALUES), "Deployment", "tau-portal")["spec"]["template"]["spec"]
+    assert not [a for a in local["containers"][0]["args"] if a.startswith("--kusto")]
+
+
 RECORDER = (
     "taugrid-core.lifecycleRecorder.enabled=true",
     "taugrid-core.lifecycleRecorder.targetNamespace=research",

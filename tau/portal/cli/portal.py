@@ -22,7 +22,10 @@ def portal() -> None:
     epilog=(
         "\b\nExamples:\n"
         "  taugrid-portal portal serve -n team-a --workspace team-a --store /srv/store\n"
-        "  taugrid-portal portal serve -n team-a --jobs-scope-mode workspace --run-history-enabled"
+        "  taugrid-portal portal serve -n team-a --jobs-scope-mode workspace \\\n"
+        "      --run-history-enabled\n"
+        "  taugrid-portal portal serve -n team-a --run-history-enabled --source kusto \\\n"
+        "      --kusto-endpoint https://adx.westus.kusto.windows.net"
     )
 )
 @click.option("--addr", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to bind.")
@@ -61,16 +64,26 @@ def portal() -> None:
 @click.option(
     "--run-history-enabled",
     is_flag=True,
-    help="Merge the lifecycle recorder's rows from the store into the Runs board.",
+    help="Merge the lifecycle recorder's rows (the store, or ADX with --source kusto) into "
+    "the Runs board.",
 )
 @click.option("--run-history-limit", default=200, show_default=True, help="History rows shown.")
 @click.option(
+    "--run-history-table",
+    default="TauExpRunLifecycle",
+    show_default=True,
+    help="ADX lifecycle table (with --source kusto; its DashboardRows() function is read).",
+)
+@click.option(
     "--source",
-    type=click.Choice(["local"]),
+    type=click.Choice(["local", "kusto"]),
     default="local",
     show_default=True,
-    help="Experiment data source (the workspace store).",
+    help="Durable run history: local (the workspace store) or kusto (ADX); Experiments "
+    "always read the workspace store.",
 )
+@click.option("--kusto-endpoint", default="", help="ADX cluster URL for --source kusto.")
+@click.option("--kusto-database", default="Metrics", show_default=True, help="ADX database.")
 @click.option(
     "--allow-host",
     "allowed_hosts",
@@ -89,7 +102,10 @@ def serve(
     jobs_operator_scope: tuple[str, ...],
     run_history_enabled: bool,
     run_history_limit: int,
+    run_history_table: str,
     source: str,
+    kusto_endpoint: str,
+    kusto_database: str,
     allowed_hosts: tuple[str, ...],
 ) -> None:
     """Serve the Portal's boards and the mounted Stellar server."""
@@ -106,7 +122,10 @@ def serve(
         operator_scopes=tuple(OperatorScope.parse(s) for s in jobs_operator_scope),
         run_history_enabled=run_history_enabled,
         run_history_limit=run_history_limit,
+        run_history_table=run_history_table,
         source=source,
+        kusto_endpoint=kusto_endpoint,
+        kusto_database=kusto_database,
         allowed_hosts=allowed_hosts,
     )
     sock = server.listen(addr)

@@ -46,7 +46,9 @@ class BoardUnavailable(Exception):
 class Portal:
     """The caches and readers behind every board; started once per process."""
 
-    def __init__(self, config: PortalConfig, kube: KubeClient) -> None:
+    def __init__(
+        self, config: PortalConfig, kube: KubeClient, history: runs.History | None = None
+    ) -> None:
         self.config = config
         self.kube = kube
         self.cache = ObjectCache(kube)
@@ -57,11 +59,7 @@ class Portal:
             self.cache.add(LOCAL_QUEUES, config.queue_namespaces)
             self.cache.add(CLUSTER_QUEUES)
         self.cache.add(NODES)
-        self.history = (
-            runs.HistoryReader(config.store, config.workspace, config.run_history_limit)
-            if config.run_history_enabled and config.store is not None
-            else None
-        )
+        self.history = history if history is not None else default_history(config)
         self.runs = runs.RunsIndex(config.cluster, self.history)
         self.visibility = (
             queue.Visibility(kube, self.scoped_local_queues) if config.queue_namespaces else None
@@ -254,6 +252,30 @@ class Portal:
                     )
                 )
             return self._stellar
+
+
+def default_history(config: PortalConfig) -> runs.History | None:
+    """Where durable run history comes from: ADX with `--source kusto` (the Portal pod's
+    workload identity), else the lifecycle rows in the workspace store."""
+    if not config.run_history_enabled:
+        return None
+    if config.source == "kusto":
+        from tau.portal.kusto import azure_token
+        from tau.portal.web.kusto_history import KustoHistoryReader
+
+        return KustoHistoryReader(
+            config.kusto_endpoint,
+            config.kusto_database,
+            config.workspace,
+            config.run_history_limit,
+            table=config.run_history_table,
+            token=azure_token(
+                config.kusto_endpoint, owner="platform operator (portal.serviceAccount)"
+            ),
+        )
+    if config.store is None:
+        return None
+    return runs.HistoryReader(config.store, config.workspace, config.run_history_limit)
 
 
 def _json(data: Any, status: int = 200) -> Response:

@@ -14,7 +14,7 @@ from pathlib import Path
 from tau.errors import UsageError
 
 JOBS_SCOPE_MODES = ("disabled", "workspace", "operator")
-SOURCES = ("local",)
+SOURCES = ("local", "kusto")
 _SCOPE = re.compile(
     r"^(?P<team>[a-z0-9]([-a-z0-9]*[a-z0-9])?)=(?P<ns>[a-z0-9-]+)/(?P<queue>[a-z0-9.-]+)$"
 )
@@ -50,7 +50,9 @@ class PortalConfig:
     run_history_enabled: bool = False
     run_history_limit: int = 200
     source: str = "local"
-    kueueviz_url: str = ""
+    kusto_endpoint: str = ""
+    kusto_database: str = "Metrics"
+    run_history_table: str = "TauExpRunLifecycle"
     allowed_hosts: tuple[str, ...] = ()
     max_runs: int = 200
 
@@ -70,6 +72,22 @@ class PortalConfig:
         if self.source not in SOURCES:
             raise UsageError(
                 f"--source {self.source!r} must be one of {', '.join(SOURCES)}",
+                owner="platform operator (portal.source)",
+            )
+        if self.source == "kusto" and not self.kusto_endpoint.startswith(("https://", "http://")):
+            raise UsageError(
+                "--source kusto needs --kusto-endpoint https://<adx>.<region>.kusto.windows.net",
+                owner="platform operator (portal.kusto.endpoint)",
+            )
+        if self.source == "kusto" and not self.run_history_enabled:
+            raise UsageError(
+                "--source kusto reads the Runs board's durable history from ADX: pass "
+                "--run-history-enabled (Experiments stay on the workspace store)",
+                owner="platform operator (portal.runHistory.enabled)",
+            )
+        if self.kusto_endpoint and self.source != "kusto":
+            raise UsageError(
+                "--kusto-endpoint is read only with --source kusto",
                 owner="platform operator (portal.source)",
             )
         if self.run_history_limit <= 0:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tau import keys
 from tau.errors import TauError
@@ -119,11 +119,22 @@ class _One:
         return [self.obj] if wanted == self.kind else []
 
 
+class History(Protocol):
+    """A source of the workspace's latest lifecycle rows (the store file or ADX)."""
+
+    where: str
+
+    def stamp(self) -> tuple[Any, ...]: ...
+
+    def read(self) -> list[dict[str, Any]]: ...
+
+
 class HistoryReader:
     """Latest lifecycle rows of the workspace, re-read only when the file changed."""
 
     def __init__(self, store: Path, workspace: str, limit: int) -> None:
         self.store, self.workspace, self.limit = store, workspace, limit
+        self.where = f"the lifecycle history in {store}"
         self._key: tuple[Any, ...] | None = None
         self._rows: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -223,7 +234,7 @@ class RunsIndex:
 
     MAX_FILTERS = 32
 
-    def __init__(self, cluster: str, history: HistoryReader | None) -> None:
+    def __init__(self, cluster: str, history: History | None) -> None:
         self.memo = RowMemo(cluster)
         self.history = history
         self._key: tuple[Any, ...] | None = None
@@ -254,8 +265,7 @@ class RunsIndex:
                 diagnostic = (
                     error.one_line()
                     if isinstance(error, TauError)
-                    else f"cannot read the lifecycle history in {self.history.store}: "
-                    f"{type(error).__name__}: {error}"
+                    else f"cannot read {self.history.where}: {type(error).__name__}: {error}"
                 )
             else:
                 state = HISTORY_AVAILABLE

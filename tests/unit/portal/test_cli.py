@@ -263,3 +263,12 @@ def test_portal_serve_usage_errors_are_one_line_naming_the_flag(capsys) -> None:
         capsys, "portal", "serve", "-n", "team-a", "--jobs-operator-scope", "bad", "--addr", "x"
     )
     assert code == 2 and "TEAM=NAMESPACE/LOCALQUEUE" in err
+
+
+def test_portal_serve_kusto_source_errors_name_the_missing_flag(capsys) -> None:
+    code, _, err = portal(capsys, "portal", "serve", "-n", "team-a", "--source", "kusto")
+    assert code == 2 and "--kusto-endpoint" in err and len(err.strip().splitlines()) == 1
+    code, _, err = portal(
+        capsys, "portal", "serve", "-n", "team-a", "--kusto-endpoint", "https://adx.example"
+    )
+    assert code == 2 and "--source kusto" in err and "Traceback" not in err

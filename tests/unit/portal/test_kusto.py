@@ -1,19 +1,11 @@
-"""The ADX sink against a local HTTP stand-in of Kusto's queued-ingestion endpoints.
-
-Azure cannot be reached from here, so the stand-in plays ADX's ingestion endpoint (the two
-management commands), its temporary blob storage and its ingestion queue, and records what
-the recorder sent.
-"""
+"""The ADX sink against a local HTTP stand-in of Kusto's queued-ingestion endpoints
+(tests/unit/portal/adx_standin.py: Azure cannot be reached from here)."""
 
 from __future__ import annotations
 
-import base64
 import gzip
 import json
 import re
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -22,70 +14,9 @@ from tau.errors import RuntimeFailure
 from tau.evidence import lifecycle
 from tau.portal.kusto import KustoSink, batch_tag, lifecycle_kql
 
+from .adx_standin import StandIn, adx
 
-class StandIn:
-    def __init__(self) -> None:
-        self.blobs: dict[str, bytes] = {}
-        self.messages: list[dict[str, Any]] = []
-        self.tokens: list[str] = []
-        self.fail_blob_puts = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _body(self) -> bytes:
-                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
-
-            def _answer(self, code: int, data: Any = None) -> None:
-                raw = json.dumps(data or {}).encode()
-                self.send_response(code)
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def do_POST(self) -> None:
-                body = self._body()
-                if self.path == "/v1/rest/mgmt":
-                    stand_in.tokens.append(self.headers.get("Authorization", ""))
-                    csl = json.loads(body)["csl"]
-                    if csl == ".get ingestion resources":
-                        rows = [
-                            ["SecuredReadyForAggregationQueue", f"{stand_in.url}/queue?sig=q"],
-                            ["TempStorage", f"{stand_in.url}/blobs?sig=b"],
-                        ]
-                    else:
-                        rows = [["authorization-context"]]
-                    return self._answer(200, {"Tables": [{"Rows": rows}]})
-                if self.path == "/queue/messages?sig=q":
-                    text = re.search(rb"<MessageText>(.*)</MessageText>", body).group(1)
-                    stand_in.messages.append(json.loads(base64.b64decode(text)))
-                    return self._answer(201)
-                return self._answer(404)
-
-            def do_PUT(self) -> None:
-                body = self._body()
-                if stand_in.fail_blob_puts:
-                    stand_in.fail_blob_puts -= 1
-                    return self._answer(503, {"error": "busy"})
-                name = self.path.split("?", 1)[0].removeprefix("/blobs/")
-                stand_in.blobs[name] = body
-                return self._answer(201)
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        return Handler
-
-
-@pytest.fixture
-def adx() -> Iterator[StandIn]:
-    stand_in = StandIn()
-    threading.Thread(target=stand_in.server.serve_forever, daemon=True).start()
-    yield stand_in
-    stand_in.server.shutdown()
+__all__ = ["adx"]
 
 
 def _rows() -> list[dict[str, Any]]:

@@ -32,10 +32,11 @@ def recorded(name: str) -> dict[str, Any]:
     return snap
 
 
-def portal(config: PortalConfig, objects: list[dict[str, Any]]) -> Portal:
-    """A Portal over `objects` (each with kind and metadata.namespace where namespaced)."""
+def portal(config: PortalConfig, objects: list[dict[str, Any]], history: Any = None) -> Portal:
+    """A Portal over `objects` (each with kind and metadata.namespace where namespaced);
+    `history` replaces the run history source the config names."""
     kube = KubeClient("/nonexistent/kubeconfig")  # any real request would fail loudly
-    made = Portal(config, kube)
+    made = Portal(config, kube, history)
     for informer in made.cache.informers.values():
         informer.state = SYNCED
         informer.synced.set()
