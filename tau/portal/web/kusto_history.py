@@ -5,8 +5,8 @@ the latest row per durable id, terminal states final) for the workspace's most r
 observed runs, over Kusto's REST query endpoint (`POST <endpoint>/v1/rest/query`). The
 workspace and limit travel as declared query parameters, never spliced into the query text.
 
-A page load never waits on ADX: the answer is kept for `refresh` seconds, so the Runs board
-costs at most one query per interval however many people look at it.
+The answer is kept for `refresh` seconds, so the Runs board costs at most one query (and one
+wait on ADX) per interval however many people look at it.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ def history_query(table: str) -> str:
             owner="platform operator (portal.kusto.table)",
         )
     return (
-        "declare query_parameters(workspace:string, top:long);\n"
+        "declare query_parameters(tau_workspace:string, tau_limit:long);\n"
         f"{table}DashboardRows()\n"
-        "| where workspace_id == workspace\n"
-        "| top top by observed_at desc"
+        "| where workspace_id == tau_workspace\n"
+        "| top tau_limit by observed_at desc"
     )
 
 
@@ -95,7 +95,10 @@ class KustoHistoryReader:
             {
                 "db": self.database,
                 "csl": self.query,
-                "properties": {"Parameters": {"workspace": self.workspace, "top": self.limit}},
+                # Parameter values are strings Kusto parses by the declared type.
+                "properties": {
+                    "Parameters": {"tau_workspace": self.workspace, "tau_limit": str(self.limit)}
+                },
             }
         ).encode()
         request = Request(

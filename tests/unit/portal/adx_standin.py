@@ -108,13 +108,14 @@ class StandIn:
             if seen and seen["state"] in terminal and row["state"] not in terminal:
                 continue
             current[row["durable_id"]] = row
-        rows = [r for r in current.values() if r.get("workspace_id") == parameters["workspace"]]
+        rows = [r for r in current.values() if r.get("workspace_id") == parameters["tau_workspace"]]
         rows.sort(key=lambda r: r["observed_at"], reverse=True)
         columns = [
             {"ColumnName": name, "DataType": kind, "ColumnType": kind}
             for name, kind in lifecycle.COLUMNS
         ]
-        values = [[r.get(name) for name in lifecycle.NAMES] for r in rows[: parameters["top"]]]
+        top = rows[: int(parameters["tau_limit"])]
+        values = [[r.get(name) for name in lifecycle.NAMES] for r in top]
         return {"Tables": [{"TableName": "Table_0", "Columns": columns, "Rows": values}]}
 
 

@@ -92,7 +92,7 @@ def test_the_query_is_the_dashboard_function_with_the_workspace_as_a_parameter(a
     assert query["db"] == "Metrics" and query["authorization"] == "Bearer reader"
     assert query["csl"] == history_query("TauExpRunLifecycle")
     assert "TauExpRunLifecycleDashboardRows()" in query["csl"]
-    assert query["properties"]["Parameters"] == {"workspace": hostile, "top": 50}
+    assert query["properties"]["Parameters"] == {"tau_workspace": hostile, "tau_limit": "50"}
     assert "1==1" not in query["csl"], "values never enter the query text"
 
 
