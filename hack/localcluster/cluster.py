@@ -891,6 +891,10 @@ def _start_node(cluster: LocalCluster, ca: CertificateAuthority, net: network.No
         json.dumps(node.cni_config(net), indent=2)
     )
     env = _node_env()
+    try:
+        node.weigh_pod_cgroups()
+    except OSError as error:
+        raise ClusterError(f"cannot set the real node's pod CPU weight: {error}") from None
     cluster._spawn(
         "containerd", [containerd, f"--config={layout.containerd_config}"], env=env, netns=net
     )

@@ -10,11 +10,16 @@ A RayJob runs for ``kwok.tau.azure.com/run-duration`` (default 1s) and then ends
 ``kwok.tau.azure.com/outcome`` annotation says: ``succeed`` (default) -> SUCCEEDED, ``fail`` ->
 FAILED, ``run-forever`` -> stays RUNNING. Serve applications are reported RUNNING and healthy as
 soon as the operator deploys them.
+
+A head that runs on a real node (a kubelet, not KWOK) has a real dashboard: requests for its
+Service are forwarded unchanged to the head pod's address, which this machine routes into the
+node's network namespace, so the operator submits to and learns from Ray itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import re
 import threading
@@ -30,6 +35,10 @@ from .cluster import LocalCluster
 
 _JOB = re.compile(r"^/api/jobs/(?P<id>[^/]+)(?P<action>/stop|/logs)?/?$")
 _SERVE = "/api/serve/applications/"
+# How long a head's address (or its absence) is trusted before asking the apiserver again.
+_LOOKUP_TTL = 5.0
+_HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te"}
+_HOP_HEADERS |= {"trailer", "transfer-encoding", "upgrade", "host"}
 
 
 def _duration_seconds(text: str | None) -> float:
@@ -51,6 +60,8 @@ class Dashboards:
         self.lock = threading.Lock()
         self.started: dict[tuple[str, str], float] = {}
         self.serve_configs: dict[str, dict[str, Any]] = {}
+        self.heads: dict[str, tuple[float, str | None]] = {}
+        self.fake: dict[str, bool] = {}
 
     def job_info(self, namespace: str, job_id: str) -> dict[str, Any] | None:
         rayjob = next(
@@ -84,6 +95,46 @@ class Dashboards:
         if status == "FAILED":
             info["error_type"] = "JOB_ENTRYPOINT_COMMAND_ERROR"
         return info
+
+    def real_head(self, host: str, namespace: str) -> str | None:
+        """The head pod address behind ``host`` (its Service) when a kubelet runs it.
+
+        Answers are kept a few seconds: the operator polls every RayJob's dashboard, and each
+        lookup is a kubectl call."""
+        if not namespace:
+            return None
+        now = time.monotonic()
+        with self.lock:
+            cached = self.heads.get(host)
+        if cached and now - cached[0] < _LOOKUP_TTL:
+            return cached[1]
+        address = self._lookup_head(host.split(".")[0], namespace)
+        with self.lock:
+            self.heads[host] = (now, address)
+        return address
+
+    def _lookup_head(self, service: str, namespace: str) -> str | None:
+        result = self.cluster.kubectl(
+            "get", "endpoints", service, "-n", namespace, "-o", "json", check=False
+        )
+        if result.returncode != 0:
+            return None
+        for subset in json.loads(result.stdout).get("subsets") or []:
+            for address in [*subset.get("addresses", []), *subset.get("notReadyAddresses", [])]:
+                node = address.get("nodeName", "")
+                if node and not self._is_fake(node):
+                    return address["ip"]
+        return None
+
+    def _is_fake(self, node: str) -> bool:
+        with self.lock:
+            known = self.fake.get(node)
+        if known is None:
+            annotations = self.cluster.get_json("node", node)["metadata"].get("annotations") or {}
+            known = fx.KWOK_NODE_ANNOTATION in annotations
+            with self.lock:
+                self.fake[node] = known
+        return known
 
     def serve_details(self, host: str) -> dict[str, Any]:
         with self.lock:
@@ -124,7 +175,39 @@ def _handler(dashboards: Dashboards) -> type[BaseHTTPRequestHandler]:
             namespace = labels[1] if len(labels) > 2 and labels[2] == "svc" else ""
             return host, namespace, url.path
 
+        def _forwarded(self) -> bool:
+            """Relay the request to a real head's dashboard; False when the head is fake."""
+            url = urlsplit(self.path)
+            host, namespace, _ = self._target()
+            address = dashboards.real_head(host, namespace)
+            if address is None:
+                return False
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else None
+            target = url.path + (f"?{url.query}" if url.query else "")
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS}
+            connection = http.client.HTTPConnection(address, url.port or 8265, timeout=30)
+            try:
+                connection.request(self.command, target, body=body, headers=headers)
+                response = connection.getresponse()
+                data = response.read()
+            except OSError as error:
+                self._reply(HTTPStatus.BAD_GATEWAY, {"detail": f"head {address}: {error}"})
+                return True
+            finally:
+                connection.close()
+            self.send_response(response.status)
+            for key, value in response.getheaders():
+                if key.lower() not in _HOP_HEADERS and key.lower() != "content-length":
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return True
+
         def do_GET(self) -> None:
+            if self._forwarded():
+                return
             host, namespace, path = self._target()
             if path.rstrip("/").endswith("healthz"):
                 self._reply(HTTPStatus.OK, "success")
@@ -148,6 +231,8 @@ def _handler(dashboards: Dashboards) -> type[BaseHTTPRequestHandler]:
             return json.loads(self.rfile.read(length) or b"{}") if length else {}
 
         def do_POST(self) -> None:
+            if self._forwarded():
+                return
             _, _, path = self._target()
             body = self._body()
             if path == "/api/jobs/":
@@ -159,6 +244,8 @@ def _handler(dashboards: Dashboards) -> type[BaseHTTPRequestHandler]:
                 self._reply(HTTPStatus.NOT_FOUND, {"detail": f"not served: {path}"})
 
         def do_PUT(self) -> None:
+            if self._forwarded():
+                return
             host, _, path = self._target()
             body = self._body()
             if path == _SERVE:
@@ -169,6 +256,8 @@ def _handler(dashboards: Dashboards) -> type[BaseHTTPRequestHandler]:
                 self._reply(HTTPStatus.NOT_FOUND, {"detail": f"not served: {path}"})
 
         def do_DELETE(self) -> None:
+            if self._forwarded():
+                return
             self._reply(HTTPStatus.OK, {"deleted": True})
 
     return Handler

@@ -11,6 +11,7 @@ from typing import Any
 
 from controller_harness import wait_for
 from lifecycle_env import Workspace, tau_cluster
+from tau_cli import run_tau
 
 from hack.localcluster import LocalCluster, wait_until
 from hack.localcluster import fixtures as fx
@@ -145,3 +146,7 @@ def offer_real_node(ws: Workspace, profiles: dict[str, dict[str, Any]]) -> None:
         tc = ws.get("clusters.tau.azure.com", "cluster") or {}
         profiles_status = (tc.get("status") or {}).get("workloadProfiles")
         raise AssertionError(f"{error}; TauCluster profiles: {profiles_status}") from None
+    # The workspace's queue changed under the connection the researcher pinned; once its
+    # cached readiness expires, tau refuses to go on until they review and approve the change.
+    approved = run_tau("workspace", "connection", cwd=ws.repo, env=ws.env, answer="y")
+    assert approved.returncode == 0, approved.stderr

@@ -1,11 +1,16 @@
 """examples/kind-smoke, as the seeds' Kind smoke test runs it, on the local cluster's real node.
 
-The Job target is the example's own file with two substitutions: the runtime image is this
-checkout's (pushed to the cluster's registry) and `policy.profile` names the workload profile
-the workspace's platform publishes on the ClusterQueue holding only the real kubelet node. It is
-submitted with `tau run`, admitted by Kueue and executed; every outcome asserted comes from what
-the kubelet reported, no KWOK outcome annotation is involved. The RayJob target's run here is
-not in the suite yet (see examples/kind-smoke/README.md).
+The Job and the RayJob targets are the example's own files with two substitutions: the runtime
+image is this checkout's (pushed to the cluster's registry) and `policy.profile` names one of
+the workload profiles the workspace's platform publishes on the ClusterQueue holding only the
+real kubelet node's flavor (one worker for the Job, two for the RayJob), so that is where both
+run. Both are submitted with `tau run`, admitted by Kueue and
+executed: KubeRay's head and workers run Ray from the runtime image and KubeRay learns the job's
+end from the head's real dashboard. Every outcome asserted comes from what the kubelet and Ray
+reported; no KWOK outcome annotation is involved. The RayJob's driver and its workers import
+the tasks from a sibling module that reached them only through `run.working_dir`, and
+`tau logs --follow`, as the researcher, shows the driver's output from the head's driver-log
+container.
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from hack.localcluster import fixtures as fx
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "kind-smoke"
 JOB_MARKER = "tau kind job smoke complete"
+RAY_MARKER = "tau kind ray smoke complete"
 DATA_PVC = "kind-smoke-data"
-# The platform's profile on the real node; a researcher picks it with policy.profile.
+# The platform's profiles on the real node; a researcher picks one with policy.profile.
 JOB_PROFILE = "e2e.real"
-PROFILES = {"tau.yaml": JOB_PROFILE}
+RAY_PROFILE = "e2e.real.ray2"
+PROFILES = {"tau.yaml": JOB_PROFILE, "tau-ray.yaml": RAY_PROFILE}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +49,10 @@ def ws(
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("kind-smoke")):
         enforce_restricted(local_cluster, workspace.namespace)
-        offer_real_node(workspace, {JOB_PROFILE: {}})
+        offer_real_node(
+            workspace,
+            {JOB_PROFILE: {}, RAY_PROFILE: {"workerCount": 2, "placement": "multi-node-nccl"}},
+        )
         claim = {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",
@@ -71,7 +81,8 @@ def ws(
 
 def example(ws: Workspace, name: str, image: str) -> str:
     """The example directory, copied into the connected repository, its target on our image
-    and on the platform's real-node profile."""
+    and on the platform's real-node profile; the RayJob target ships the directory itself
+    (`run.working_dir`)."""
     target = ws.repo / "kind-smoke"
     if not target.exists():
         shutil.copytree(EXAMPLE, target)
@@ -134,3 +145,61 @@ def test_the_job_target_runs_logs_its_marker_and_leaves_its_result_on_the_pvc(
     result = ws.tau("run", "get", "kind-smoke", "--artifact", "result.txt", "-o", "raw")
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{JOB_MARKER}\n"
+
+
+def test_the_rayjob_target_runs_ray_on_a_head_and_two_workers_and_logs_its_driver(
+    ws: Workspace, local_images: dict[str, ImageRef]
+) -> None:
+    image = local_images["runtime"].reference
+    config = example(ws, "tau-ray.yaml", image)
+    submitted = ws.tau("run", "--config", config)
+    assert submitted.returncode == 0, submitted.stderr
+
+    def submitted_to_ray() -> dict[str, Any] | None:
+        rayjob = ws.get("rayjobs.ray.io", "kind-smoke-ray", "-n", ws.namespace) or {}
+        status = rayjob.get("status") or {}
+        return rayjob if status.get("jobStatus") in {"RUNNING", "SUCCEEDED"} else None
+
+    rayjob = wait_for("the RayJob's driver to start on the real head", submitted_to_ray, 900, 2)
+    # The researcher follows the driver from its start, as the seeds advise for a RayJob (its
+    # head, and the log with it, is gone 15 s after the job ends).
+    follow = ws.popen("logs", "kind-smoke-ray", "--follow")
+    try:
+        selector = f"ray.io/cluster={rayjob['status']['rayClusterName']}"
+
+        def all_running() -> list[dict[str, Any]] | None:
+            found = pods(ws, selector)
+            up = [p for p in found if p["status"].get("phase") == "Running"]
+            return found if len(found) == 3 and len(up) == 3 else None
+
+        # The driver's tasks need the workers (the head offers no CPUs): all three run at once.
+        ray_pods = wait_for("the head and both workers running", all_running, 300, 1)
+        document = wait_for("the RayJob to finish", lambda: finished(ws, "kind-smoke-ray"), 600, 2)
+        rayjob = ws.get("rayjobs.ray.io", "kind-smoke-ray", "-n", ws.namespace)
+        assert document["status"]["state"] == "succeeded", (document, rayjob["status"])
+        # The follower ends when KubeRay deletes the finished cluster's head.
+        out, err = follow.communicate(timeout=180)
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+    assert follow.returncode == 0, err
+    lines = out.splitlines()
+    assert RAY_MARKER in lines, out
+    assert lines[-1] == RAY_MARKER  # the driver's last line, nothing of Ray's own log after it
+    assert "nodes=3" in out  # the head and both workers joined the Ray cluster
+    # The tasks come from smoke_tasks.py, which only `run.working_dir` shipped: the driver
+    # imported it, and the workers that ran its task (they print their hostnames) did too.
+    [workers] = [line for line in lines if line.startswith("workers: ")]
+    worker_pods = {
+        p["metadata"]["name"]
+        for p in ray_pods
+        if p["metadata"]["labels"]["ray.io/node-type"] == "worker"
+    }
+    ran_on = set(workers.removeprefix("workers: ").split(", "))
+    assert ran_on and ran_on <= worker_pods, (workers, worker_pods)
+    assert rayjob["status"]["jobStatus"] == "SUCCEEDED"
+    assert phases(document)["Kueue admission"] == "done"
+    kinds = sorted(p["metadata"]["labels"]["ray.io/node-type"] for p in ray_pods)
+    assert kinds == ["head", "worker", "worker"]
+    for pod in ray_pods:
+        assert_ran_for_real(pod, image)
