@@ -23,6 +23,7 @@ from tau.evidence.ids import check_id
 from tau.evidence.points import arrow_schema, write_metric_file
 from tau.evidence.schema import METRIC_SCHEMA_VERSION
 from tau.evidence.store import MANIFEST, Store, canonical_json, now, request_hash
+from tau.evidence.summaries import ordinals
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -58,6 +59,9 @@ class ImportRequest:
     idempotency_key: str = ""
     skip_artifact_copy: bool = False
     dry_run: bool = False
+    # Arrow tables a caller already read from these exact history files with `arrow_rows`
+    # (the offloader validates each chunk that way), so the same bytes are not parsed twice.
+    parsed: dict[str, pa.Table] = field(default_factory=dict, repr=False)
 
 
 @dataclass
@@ -233,13 +237,12 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
-    """Columns via Arrow's JSON reader, or None when the exact parser must decide."""
+def arrow_rows(data: bytes) -> pa.Table | None:
+    """Row i of the table is line i + 1, or None when only the exact parser may decide."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if not data or b"NaN" in data or b"Infinity" in data or _NOT_AN_OBJECT.search(data):
+    if not data.strip() or b"NaN" in data or b"Infinity" in data or _NOT_AN_OBJECT.search(data):
         return None  # Arrow's reader segfaults on a history of `null` lines, for one
     try:
         # One block, one thread: per-run histories are small and many; threads only add overhead.
@@ -247,9 +250,21 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
         table = pj.read_json(pa.BufferReader(data), read_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    n = table.num_rows
-    if n != data.count(b"\n") + (not data.endswith(b"\n")):
+    if table.num_rows != data.count(b"\n") + (not data.endswith(b"\n")):
         return None  # blank lines: row i is not line i + 1, so the exact parser numbers them
+    return table
+
+
+def _parse_fast(data: bytes, req: ImportRequest, table: pa.Table | None) -> dict[str, Any] | None:
+    """Columns via Arrow's JSON reader, or None when the exact parser must decide."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table is None:
+        table = arrow_rows(data)
+    if table is None:
+        return None
+    n = table.num_rows
     names = table.column_names
 
     def numeric(name: str) -> pa.ChunkedArray | None:
@@ -272,7 +287,7 @@ def _parse_fast(data: bytes, req: ImportRequest) -> dict[str, Any] | None:
         return None  # out-of-range values: the exact parser names the line
     if step is None:
         return None
-    line = pa.array(range(1, n + 1), pa.int64())
+    line = ordinals(n, start=1)
     keys: list[str] = []
     parts: list[pa.Table] = []
     for name in names:
@@ -421,7 +436,7 @@ def parse_history(path: Path, run: records.RunRecord, req: ImportRequest) -> _Hi
     except OSError as error:
         raise ValidationError(f"--history {path}: {error.strerror}", owner="the user") from None
     check_shape(data, path)
-    parsed = _parse_fast(data, req)
+    parsed = _parse_fast(data, req, req.parsed.get(str(path)))
     if parsed is None:
         parsed = _exact_to_columns(_parse_exact(data, path, req))
     table = _point_table(parsed, path, run, req)

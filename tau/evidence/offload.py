@@ -22,12 +22,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.errors import TauError, ValidationError
 from tau.evidence import atomic
 from tau.evidence.cluster_runs import ClusterRun, Completion, record_attempt, settle
-from tau.evidence.jsonl import ImportRequest, import_jsonl
+from tau.evidence.jsonl import ImportRequest, arrow_rows, import_jsonl
 from tau.evidence.offload_state import (
     Checkpoint,
     FileState,
@@ -38,6 +38,9 @@ from tau.evidence.offload_state import (
     save_checkpoint,
 )
 from tau.evidence.store import now
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 CHUNKS_DIR = "metrics-jsonl-chunks"
 MAX_BATCH_BYTES = 64 << 20
@@ -84,6 +87,8 @@ class Offloader:
         self.checkpoint = Checkpoint()
         self.reported: set[str] = set()
         self.points = 0
+        # Arrow tables of the chunks validated this step, handed to the import by chunk path.
+        self.parsed: dict[str, pa.Table] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -232,12 +237,15 @@ class Offloader:
             if not data:
                 continue
             try:
-                scalars, lines = validate_chunk(path, data, state.line)
+                scalars, lines, table = validate_chunk(path, data, state.line)
             except HistoryLineError as error:
                 self._report(error.one_line(), result, key=f"{path}@{state.offset}")
                 continue
             budget -= len(data)
-            segments.append(self._segment(path, state, data, scalars, lines))
+            segment = self._segment(path, state, data, scalars, lines)
+            if table is not None:
+                self.parsed[segment.chunk] = table
+            segments.append(segment)
         return segments
 
     def _segment(
@@ -282,6 +290,9 @@ class Offloader:
                     tags=self._tags(),
                     idempotency_key=f"metrics-jsonl-{self.run_id}-{batch}",
                     skip_artifact_copy=True,
+                    parsed={
+                        s.chunk: self.parsed[s.chunk] for s in segments if s.chunk in self.parsed
+                    },
                 ),
             )
         stamp = now()
@@ -298,6 +309,7 @@ class Offloader:
         save_checkpoint(cfg.out, self.checkpoint)
         for segment in segments:
             Path(segment.chunk).unlink(missing_ok=True)
+            self.parsed.pop(segment.chunk, None)
         result.points += scalars
         result.lines += sum(s.end_line - s.start_line for s in segments)
         result.files += len(segments)
@@ -372,8 +384,9 @@ def _restore_chunk(segment: Segment) -> None:
     atomic.write_bytes(chunk, data if data.endswith(b"\n") else data + b"\n")
 
 
-def validate_chunk(path: Path, data: bytes, first_line: int) -> tuple[int, int]:
-    """(scalar points, lines) of a chunk; the first bad line fails all of it, by number.
+def validate_chunk(path: Path, data: bytes, first_line: int) -> tuple[int, int, pa.Table | None]:
+    """(scalar points, lines, Arrow rows when Arrow read them) of a chunk; the first bad line
+    fails all of it, by number.
 
     Each line is a JSON object with an integer `_step`, a positive finite `_timestamp` in
     epoch seconds (calendar year 1..9999), and only finite numeric metric values. Arrow's
@@ -381,27 +394,18 @@ def validate_chunk(path: Path, data: bytes, first_line: int) -> tuple[int, int]:
     through the line-by-line check, which owns the exact rules and messages.
     """
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    scalars = _columnar_scalars(data)
+    table = arrow_rows(data)
+    scalars = None if table is None else _columnar_scalars(table)
     if scalars is not None:
-        return scalars, lines
-    return _validate_lines(path, data, first_line), lines
+        return scalars, lines, table
+    return _validate_lines(path, data, first_line), lines, None
 
 
-def _columnar_scalars(data: bytes) -> int | None:
+def _columnar_scalars(table: pa.Table) -> int | None:
     """Scalar count when every row provably passes, else None (let the exact check decide)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.json as pj
 
-    if not data.strip() or b"NaN" in data or b"Infinity" in data:
-        return None
-    try:
-        options = pj.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1 << 20))
-        table = pj.read_json(pa.BufferReader(data), read_options=options)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    if table.num_rows != data.count(b"\n") + (not data.endswith(b"\n")):
-        return None  # blank lines: the exact check numbers them
     names = table.column_names
     if "_step" not in names or "_timestamp" not in names:
         return None

@@ -128,6 +128,25 @@ def test_a_bad_line_fails_its_chunk_by_line_number_and_keeps_the_checkpoint(
     assert len(workload_points(cfg.store, "train")) == 2
 
 
+def test_a_history_of_bare_nulls_is_a_line_error_not_a_crash(tmp_path: Path) -> None:
+    # Arrow's JSON reader segfaults on `null` lines; in a child process, so a regression
+    # shows as a dead sidecar (signal exit) rather than taking the test run down with it.
+    history = tmp_path / "h.jsonl"
+    history.write_bytes(b"null\nnull\n")
+    probe = (
+        "import sys; from pathlib import Path; from tau.evidence import offload\n"
+        "try:\n"
+        "    offload.validate_chunk(Path(sys.argv[1]), Path(sys.argv[1]).read_bytes(), 0)\n"
+        "except offload.HistoryLineError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(history)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{history}: line 1: each line must be a JSON object"
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
