@@ -4,9 +4,9 @@ A Job with `metrics.offload` writes JSONL; after it finishes the workspace store
 holds the run with the exact point count and its final state. Killing the
 offload container mid-run (the kubelet restarts the native sidecar) duplicates no point. A
 failed staged run publishes nothing, a successful one is answered by `tau run get`. A RayJob
-whose entrypoint imports a sibling module shipped by `run.working_dir` is rendered and
-unit-tested (tests/unit/render); its run on the real node is not in this suite yet: the Ray
-head failed KubeRay's liveness probe on the shared machine before the driver started.
+with `metrics.offload` does the same from its head, where KubeRay runs the driver: Ray itself
+runs there (KubeRay's head and worker from the runtime image). A RayJob importing a sibling
+module shipped by `run.working_dir` is the kind-smoke RayJob target (tests/e2e/test_kind_smoke.py).
 
 The store is read where it lives: the PVC is a hostPath volume on this machine, and
 `taugrid-portal experiment --store <that path>/.tau/expstore` reads it.
@@ -196,6 +196,49 @@ def test_a_job_with_offload_leaves_its_points_and_state_in_the_workspace_store(
     assert {name: m["count"] for name, m in run["metrics"].items()} == {
         "loss": 30,
         "accuracy": 30,
+        "tau/run_status": 1,
+    }
+    assert run["metrics"]["tau/run_status"]["latest"] == 1.0
+    assert run["config_hash"] and run["tau_command"].startswith("tau run")
+
+
+def evidence_rayjob(ws: Workspace, image: str, name: str, steps: int) -> dict[str, Any]:
+    """The same trainer as the Ray job's driver, on a head and one worker of the real node."""
+    body = evidence_job(ws, image, name, steps=steps)
+    body["engine"] = "rayjob"
+    # Ray starts within fixed timeouts: the CPU requests are the pods' share of a busy node;
+    # the head's dashboard modules get longer than their default 30 s to come up.
+    body["runtime"]["env"] = {"RAY_DASHBOARD_SUBPROCESS_MODULE_WAIT_READY_TIMEOUT": "300"}
+    body["compute"] = {
+        "workers": 1,
+        "gpus_per_worker": 0,
+        "head_cpu_request": "600m",
+        "head_memory_request": "1Gi",
+        "head_cpu_limit": "2",
+        "head_memory_limit": "2Gi",
+        "cpu_request": "300m",
+        "memory_request": "768Mi",
+        "cpu_limit": "1",
+        "memory_limit": "1536Mi",
+    }
+    return body
+
+
+def test_a_rayjob_with_offload_leaves_its_points_and_state_in_the_workspace_store(
+    ws: Workspace, data_dir: Path, local_images
+) -> None:
+    image = local_images["runtime"].reference
+    submit(ws, "offload-ray", evidence_rayjob(ws, image, "offload-ray", steps=40))
+    assert wait_for("the RayJob to finish", lambda: finished(ws, "offload-ray"), 900) == (
+        "succeeded"
+    )
+    rayjob = ws.get("rayjobs.ray.io", "offload-ray", "-n", ws.namespace)
+    assert rayjob["status"]["jobStatus"] == "SUCCEEDED"  # Ray's own verdict on the driver
+    run = store_run(data_dir, "offload-ray")
+    assert run["state"] == "succeeded"
+    assert {name: m["count"] for name, m in run["metrics"].items()} == {
+        "loss": 40,
+        "accuracy": 40,
         "tau/run_status": 1,
     }
     assert run["metrics"]["tau/run_status"]["latest"] == 1.0
