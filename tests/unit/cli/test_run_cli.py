@@ -235,3 +235,16 @@ def test_validate_refuses_what_the_dry_run_would_for_the_config_itself(tmp_path:
         assert_no_traceback(result)
     named = tau("run", "validate", "given", "--config", "nameless.yaml", cwd=tmp_path)
     assert named.returncode == 0 and "is valid" in named.stdout
+
+
+def test_the_gpu_ray_tune_page_commands_run_offline_in_a_copied_repository(tmp_path: Path) -> None:
+    """docs-examples-gpu-ray-tune: cp tau.yaml and train.py into a repo, validate, dry-run."""
+    for name in ("tau.yaml", "train.py"):
+        shutil.copy(ROOT / "examples" / "ray-tune-smoke" / name, tmp_path / name)
+    validated = tau("run", "validate", "--config", "tau.yaml", cwd=tmp_path)
+    assert (validated.returncode, validated.stdout) == (0, "tau.yaml is valid\n")
+    dry = tau("run", "--config", "tau.yaml", "--dry-run=client", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    (rayjob,) = list(yaml.safe_load_all(dry.stdout))
+    assert (rayjob["kind"], rayjob["metadata"]["name"]) == ("RayJob", "tune-smoke")
+    assert_no_traceback(dry)

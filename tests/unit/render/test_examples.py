@@ -27,6 +27,7 @@ TARGETS = {
     "kind-smoke": EXAMPLES / "kind-smoke/tau.yaml",
     "kind-smoke-ray": EXAMPLES / "kind-smoke/tau-ray.yaml",
     "cpu-multi-interest-ray": EXAMPLES / "cpu-multi-interest-ray/tau.yaml",
+    "ray-tune-smoke": EXAMPLES / "ray-tune-smoke/tau.yaml",
 }
 
 
@@ -133,3 +134,36 @@ def test_the_three_run_study_shares_one_experiment(config, steps):
     assert (model.run_name, model.experiment.group) == (f"ray-{config}", config)
     assert model.storage.output.endswith(f"/ray-metric-study/{config}")
     assert model.runtime.env["PORTAL_DEMO_STEPS"] == steps
+
+
+def test_ray_tune_smoke_is_six_trials_on_one_gpu_worker():
+    (rayjob,), resolution = rendered("ray-tune-smoke")
+    assert rayjob["metadata"]["name"] == "tune-smoke"
+    (worker,) = rayjob["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    assert (worker["replicas"], worker["rayStartParams"]["num-gpus"]) == (1, "1")
+    assert rayjob["spec"]["rayClusterSpec"]["rayVersion"] == "2.56.0"
+    assert "torch==2.4.0" in rayjob["spec"]["runtimeEnvYAML"]
+    configs = dict(resolution.intent.configs)
+    assert len(configs["lr"]) * len(configs["batch_size"]) == 6
+
+
+def test_ray_tune_smoke_best_trial_is_the_one_the_docs_print(monkeypatch):
+    """The docs' success gate: best config {'batch_size': 32, 'lr': 0.1}, loss 5.587555555555555."""
+    import importlib.util
+
+    train = EXAMPLES / "ray-tune-smoke" / "train.py"
+    spec = importlib.util.spec_from_file_location("tune_smoke", train)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    configs = load(TARGETS["ray-tune-smoke"]).config.execution.configs
+    final = {}
+    for lr in configs["lr"]:
+        for batch_size in configs["batch_size"]:
+            reports: list[dict] = []
+            monkeypatch.setattr(module, "report", reports.append)
+            module.train_loop({"lr": lr, "batch_size": batch_size})
+            assert [r["step"] for r in reports] == [0, 1, 2, 3, 4]
+            final[(batch_size, lr)] = reports[-1]["loss"]
+    best = min(final, key=final.get)
+    assert best == (32, 0.1)
+    assert final[best] == 5.587555555555555
