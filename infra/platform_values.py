@@ -147,7 +147,7 @@ def _gpu_monitoring(gpu: GpuQueue) -> dict[str, Any]:
     if gpu.dcgm_exporter_url is not None:
         monitoring["dcgmHealth"] = {
             "source": DCGM_SOURCE_EXPORTER,
-            "scrapeUrl": gpu.dcgm_exporter_url,
+            "exporterUrl": gpu.dcgm_exporter_url,
         }
     return monitoring
 

@@ -181,7 +181,9 @@ DEFAULT_COMPONENTS = (
     "GPU monitoring",
     "Portal",
 )
-OPT_IN_COMPONENTS = ("Stellar", "lifecycle recorder", "image prewarm")
+# Only what the chart renders when switched on: Stellar and image prewarm are reserved values
+# (taugrid-core.stellar/prewarm.enabled refuse true), so the plan does not offer them.
+OPT_IN_COMPONENTS = ("lifecycle recorder",)
 
 
 def plan_lines(opts: InstallOptions) -> list[str]:

@@ -131,8 +131,20 @@ GUARDS = {
         "dcgmHealth.source exporter needs an explicit non-loopback",
     ),
     "host-dcgmi DCGM source off-host": (
+        ["gpu-monitoring.dcgmHealth.exporterUrl=http://dcgm-exporter.gpu:9400/metrics"],
+        "exporterUrl must be a loopback URL",
+    ),
+    "host-dcgmi DCGM source off-host through the deprecated scrapeUrl": (
         ["gpu-monitoring.dcgmHealth.scrapeUrl=http://dcgm-exporter.gpu:9400/metrics"],
-        "scrapeUrl must be a loopback URL",
+        "exporterUrl must be a loopback URL",
+    ),
+    "image prewarm (reserved)": (
+        ["taugrid-core.prewarm.enabled=true"],
+        "taugrid-core.prewarm.enabled is reserved",
+    ),
+    "Stellar service (reserved)": (
+        ["taugrid-core.stellar.enabled=true"],
+        "taugrid-core.stellar.enabled is reserved",
     ),
     "lifecycle recorder without its target namespace": (
         ["taugrid-core.lifecycleRecorder.enabled=true"],
@@ -208,15 +220,29 @@ def test_guards_pass_the_defaults_and_a_non_gpu_cpu_toleration(render):
     assert cpu["spec"]["tolerations"][0]["key"] == "dedicated"
 
 
-def test_exporter_source_with_a_service_url_renders(render):
+@pytest.mark.parametrize("key", ["exporterUrl", "scrapeUrl"])
+def test_exporter_source_with_a_service_url_renders(render, key):
+    """exporterUrl is the docs' name; scrapeUrl stays accepted as its deprecated alias."""
     objects = render(
         "gpu-monitoring.dcgmHealth.source=exporter",
-        "gpu-monitoring.dcgmHealth.scrapeUrl=http://dcgm-exporter.gpu-operator:9400/metrics",
+        f"gpu-monitoring.dcgmHealth.{key}=http://dcgm-exporter.gpu-operator:9400/metrics",
         "gpu-monitoring.enabledGpuSkus={h200}",
     )
     (ds,) = [o for o in objects if o["kind"] == "DaemonSet"]
     collector = ds["spec"]["template"]["spec"]["containers"][1]
     assert "--dcgm-url=http://dcgm-exporter.gpu-operator:9400/metrics" in collector["args"]
+
+
+def test_a_profile_url_wins_over_the_global_one(render):
+    objects = render(
+        "gpu-monitoring.dcgmHealth.source=exporter",
+        "gpu-monitoring.dcgmHealth.exporterUrl=http://dcgm-exporter.gpu-operator:9400/metrics",
+        "gpu-monitoring.gpuSkus.h200.dcgmHealth.scrapeUrl=http://dcgm.h200-pool:9400/metrics",
+        "gpu-monitoring.enabledGpuSkus={h200}",
+    )
+    (ds,) = [o for o in objects if o["kind"] == "DaemonSet"]
+    collector = ds["spec"]["template"]["spec"]["containers"][1]
+    assert "--dcgm-url=http://dcgm.h200-pool:9400/metrics" in collector["args"]
 
 
 @pytest.mark.parametrize(

@@ -347,7 +347,7 @@ def test_self_managed_gpu_stack_is_the_device_plugin_and_the_dcgm_exporter(runs)
     monitoring = run.named("platform-release").inputs["values"]["gpu-monitoring"]
     assert monitoring["dcgmHealth"] == {
         "source": "exporter",
-        "scrapeUrl": "http://dcgm-exporter.dcgm-exporter.svc:9400/metrics",
+        "exporterUrl": "http://dcgm-exporter.dcgm-exporter.svc:9400/metrics",
     }
 
 

@@ -157,9 +157,16 @@ def test_plan_names_release_namespace_chart_and_modes():
         "0.3.2",
         "on (--wait)",
         "Portal",
-        "Stellar",
+        "opt-in:      lifecycle recorder",
     ):
         assert expected in text
+
+
+def test_the_plan_offers_no_component_the_chart_does_not_render():
+    """Stellar and image prewarm are reserved chart values (true is refused), not components."""
+    text = "\n".join(plan_lines(options()))
+    assert "Stellar" not in text
+    assert "prewarm" not in text
 
 
 def test_the_checkout_chart_lacks_exactly_the_third_party_dependencies():
