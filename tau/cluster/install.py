@@ -9,7 +9,6 @@ return to chart defaults (operators pass their complete values file each time).
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,11 +29,10 @@ from tau.cluster.helm import HELM_OWNER, Helm
 from tau.errors import RuntimeFailure, UsageError, ValidationError
 from tau.kube import KubeClient, KubeError, NotFoundError
 from tau.kube.resources import TAU_QUOTA_REQUESTS, TAU_WORKSPACES
+from tau.runconfig.durations import parse_duration as go_duration
 
 Progress = Callable[[str], None]
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
-_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 _CHART_RESOLUTION_MARKERS = (
     "fetchreference",
     "manifest unknown",
@@ -47,17 +45,11 @@ _CHART_RESOLUTION_MARKERS = (
 
 
 def parse_duration(text: str, flag: str = "--timeout") -> float:
-    """A Go-style duration (`15m`, `90s`, `1h30m`) in seconds; must be positive."""
-    spec = text.strip()
-    pos = 0
-    total = 0.0
-    for match in _DURATION.finditer(spec):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-        pos = match.end()
-    if not spec or pos != len(spec):
-        raise UsageError(f"{flag} {text!r} is not a duration like 90s, 15m or 1h30m")
+    """A Go duration (`15m`, `90s`, `1h30m`) in seconds, the one grammar tau reads; positive."""
+    try:
+        total = go_duration(text.strip())
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} is not a duration like 90s, 15m or 1h30m") from None
     if total <= 0:
         raise UsageError(f"{flag} must be greater than zero (got {text!r})")
     return total

@@ -93,10 +93,18 @@ def test_template_args_render_crds_offline():
 
 
 @pytest.mark.parametrize(
-    ("text", "seconds"), [("15m", 900), ("90s", 90), ("1h30m", 5400), ("500ms", 0.5)]
+    ("text", "seconds"),
+    [("15m", 900), ("90s", 90), ("1h30m", 5400), ("500ms", 0.5), ("1.5h", 5400), ("2m0.5s", 120.5)],
 )
 def test_durations(text, seconds):
     assert parse_duration(text) == seconds
+
+
+def test_timeouts_and_run_config_durations_share_one_grammar():
+    from tau.runconfig.durations import parse_duration as run_config_duration
+
+    for text in ("15m", "1h30m", "500ms", "1.5h", "90s"):
+        assert parse_duration(text) == run_config_duration(text)
 
 
 @pytest.mark.parametrize("text", ["", "15", "0s", "m15", "15 m", "-1m"])
