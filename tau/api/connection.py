@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
@@ -246,26 +247,29 @@ def parse_aks_resource_id(value: str) -> AksResourceID:
     return AksResourceID(subscription, group, name)
 
 
-def parse_version(value: str) -> tuple[int, int, int]:
-    """`major.minor.patch`, optional leading `v`; a `-suffix` is ignored."""
-    core = value.strip()
-    core = core[1:] if core.startswith("v") else core
-    core = core.split("-", 1)[0]
-    parts = core.split(".")
-    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+_DESCRIPTOR_VERSION = re.compile(r"\d+\.\d+\.\d+")
+
+
+def parse_version(value: str) -> Version:
+    """A descriptor's `major.minor.patch`, optional leading `v`; a `-suffix` is ignored."""
+    core = value.strip().removeprefix("v").split("-", 1)[0]
+    if not _DESCRIPTOR_VERSION.fullmatch(core):
         raise ValueError(f"{value!r} is not a version like 0.3.0")
-    major, minor, patch = (int(part) for part in parts)
-    return major, minor, patch
+    return Version(core)
 
 
 def check_tau_version(descriptor: WorkspaceConnection, installed: str) -> None:
-    """The descriptor's `minTauVersion` gate; a `dev` build always passes."""
+    """The descriptor's `minTauVersion` gate; a `dev` build always passes.
+
+    The installed CLI's version is PEP 440 (`0.3.2`, `0.3.3.dev4+g1a2b`): its release part is
+    what is compared, so a pre-release of the required version is not "too old".
+    """
     if installed.strip().lower() == "dev":
         return
     required = descriptor.requirements.minTauVersion
     try:
-        have = parse_version(installed)
-    except ValueError:
+        have = Version(Version(installed.strip().removeprefix("v")).base_version)
+    except InvalidVersion:
         return
     if have < parse_version(required):
         raise ValidationError(

@@ -144,12 +144,37 @@ def test_aks_resource_id_keys_are_case_insensitive():
 
 
 def test_version_parsing_and_the_min_version_gate():
-    assert parse_version("v0.3.2-rc.1") == (0, 3, 2)
+    assert parse_version("v0.3.2-rc.1") == parse_version("0.3.2")
     descriptor = validate_descriptor(variant(requirements__minTauVersion="0.3.0"), "x")
     check_tau_version(descriptor, "0.3.0")
     check_tau_version(descriptor, "DEV")
     with pytest.raises(ValidationError, match=r"Tau 0\.2\.9 is too old .* install Tau 0\.3\.0"):
         check_tau_version(descriptor, "0.2.9")
+
+
+@pytest.mark.parametrize("bad", ["0.3", "0.3.0.1", "latest", "0.3.x", ""])
+def test_min_version_must_be_major_minor_patch(bad):
+    with pytest.raises(ValueError, match="is not a version like 0.3.0"):
+        parse_version(bad)
+
+
+@pytest.mark.parametrize(
+    ("installed", "passes"),
+    [
+        ("0.10.0", True),  # numeric, not text, order
+        ("0.9.9", False),
+        ("0.10.0.dev3+g1a2b3c", True),  # a development build of the required release
+        ("0.10.0rc1", True),
+        ("1.0.0", True),
+    ],
+)
+def test_the_gate_compares_release_numbers(installed, passes):
+    descriptor = validate_descriptor(variant(requirements__minTauVersion="0.10.0"), "x")
+    if passes:
+        check_tau_version(descriptor, installed)
+    else:
+        with pytest.raises(ValidationError, match="too old"):
+            check_tau_version(descriptor, installed)
 
 
 def test_digest_is_stable_and_changes_with_content():
