@@ -96,11 +96,19 @@ def workspace_layer(obj: dict[str, Any]):
     )
 
 
-def _connect(loaded: Any, overrides: Any, project: str) -> tuple[KubeClient, Target, Any, str, str]:
-    """(client, target, descriptor layer, workspace name, system namespace)."""
+def _connect(
+    loaded: Any, overrides: Any, project: str, system_namespace: str
+) -> tuple[KubeClient, Target, Any, str, str]:
+    """(client, target, descriptor layer, workspace name, system namespace).
+
+    Without a descriptor, `--context` alone is enough: the cluster's primary workspace (the
+    controller's marker, else its only workspace) is the one the platform guide's smoke run
+    uses, unless --workspace or policy.workspace names another.
+    """
     from tau.resolve.discovery import DescriptorNotFound, discover_connection
     from tau.resolve.layers import DescriptorLayer
     from tau.workspace.connect import connect
+    from tau.workspace.inspect import active_workspace
 
     try:
         source = discover_connection(loaded.base_dir, project=project)
@@ -109,15 +117,17 @@ def _connect(loaded: Any, overrides: Any, project: str) -> tuple[KubeClient, Tar
     policy = getattr(loaded.config, "policy", None)
     workspace = overrides.workspace or (getattr(policy, "workspace", None) or "")
     if source is None:
-        if not overrides.context or not workspace:
+        if not overrides.context:
             raise UsageError(
                 "submission needs a workspace connection: no tau/workspace.connection.yaml or "
                 "local assignment was found",
                 hint="run `tau workspace connection assign WORKSPACE --context CTX`, or pass "
-                "--context and --workspace",
+                "--context (the cluster's primary workspace is used unless --workspace names one)",
                 owner="researcher: repository connection",
             )
         kube = KubeClient(None, overrides.context)
+        if not workspace:
+            workspace = active_workspace(kube, system_namespace, choose_with="--workspace")
         target = Target(None, overrides.context, "", workspace, "--context")
         return kube, target, None, workspace, ""
     conn = connect(source, interaction(), use_cache=True)
@@ -149,7 +159,9 @@ def prepare(
     managed = loaded.is_managed or loaded.config.is_managed_dispatch
     if not managed:
         refuse_key_vault_flags(overrides)
-    kube, target, descriptor, workspace, descriptor_system = _connect(loaded, overrides, project)
+    kube, target, descriptor, workspace, descriptor_system = _connect(
+        loaded, overrides, project, system_namespace
+    )
     system = descriptor_system or system_namespace
     obj = read_workspace(kube, workspace, system)
     problem = readiness_problem(obj)

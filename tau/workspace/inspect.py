@@ -62,7 +62,9 @@ def _workspace_objects(kube: KubeClient, system_namespace: str) -> list[dict[str
     return sorted(items, key=lambda item: item["metadata"]["name"])
 
 
-def active_workspace(kube: KubeClient, system_namespace: str) -> str:
+def active_workspace(
+    kube: KubeClient, system_namespace: str, choose_with: str = "WORKSPACE"
+) -> str:
     """The one workspace annotated primary, else the only workspace (one list call)."""
     items = _workspace_objects(kube, system_namespace)
     primary = [
@@ -76,7 +78,7 @@ def active_workspace(kube: KubeClient, system_namespace: str) -> str:
         return items[0]["metadata"]["name"]
     raise UsageError(
         f"cannot pick the active workspace in {system_namespace} ({len(items)} found); "
-        "pass WORKSPACE"
+        f"pass {choose_with}"
     )
 
 

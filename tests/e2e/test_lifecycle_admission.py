@@ -9,9 +9,10 @@ import json
 from collections.abc import Iterator
 
 import pytest
+import yaml
 from controller_harness import wait_for
 from lifecycle_env import DDP_PROFILE, H200_PROFILE, Workspace, job_target, workspace_setup
-from tau_cli import error_line
+from tau_cli import error_line, run_tau
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -263,3 +264,28 @@ def test_a_degraded_workspace_refuses_submission(ws: Workspace) -> None:
     assert line.startswith("error: workspace readiness: ")
     assert "Degraded" in line and "platform operator" in line
     assert ws.get("job", "degraded", "-n", ws.namespace) is None
+
+
+def test_without_a_descriptor_context_alone_submits_to_the_primary_workspace(
+    ws: Workspace,
+) -> None:
+    """Install guide step 5: `tau run --context "$TAU_CONTEXT" --config F` from a plain
+    checkout; the controller's primary marker names the workspace, no --workspace needed."""
+    checkout = ws.repo.parent / "operator-checkout"
+    (checkout / "smoke").mkdir(parents=True, exist_ok=True)
+    (checkout / "smoke" / "train.py").write_text("print('smoke')\n")
+    body = job_target("operator-smoke")
+    body["entrypoint"] = "train.py"
+    (checkout / "smoke" / "tau.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
+    admin = yaml.safe_load(ws.cluster.kubeconfig.read_text())
+    env = {
+        **ws.env,
+        "KUBECONFIG": str(ws.cluster.kubeconfig),
+        "TAU_SYSTEM_NAMESPACE": ws.system_namespace,
+    }
+    args = ("run", "--context", admin["current-context"], "--config", "smoke/tau.yaml")
+    result = run_tau(*args, "--dry-run=server", cwd=checkout, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "job.batch/operator-smoke created (server dry run)"
+    other = run_tau(*args, "--workspace", "no-such-workspace", cwd=checkout, env=env)
+    assert other.returncode != 0 and "no-such-workspace" in error_line(other)
