@@ -7,6 +7,7 @@ import logging
 import socket
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,26 +27,49 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _expired(lease: dict[str, Any]) -> bool:
+def _record(lease: dict[str, Any]) -> tuple[Any, ...]:
+    """What a holder changes each time it renews: the part of the Lease we watch for change."""
     spec = lease.get("spec") or {}
-    renewed = spec.get("renewTime") or spec.get("acquireTime")
-    if not renewed:
-        return True
-    when = datetime.fromisoformat(renewed.replace("Z", "+00:00"))
-    age = (datetime.now(UTC) - when).total_seconds()
-    return age > (spec.get("leaseDurationSeconds") or LEASE_SECONDS)
+    return (
+        spec.get("holderIdentity"),
+        spec.get("renewTime"),
+        spec.get("acquireTime"),
+        spec.get("leaseDurationSeconds"),
+        spec.get("leaseTransitions"),
+    )
 
 
 class LeaderElector:
-    def __init__(self, client: k.ControllerClient, namespace: str) -> None:
+    """Lease semantics of client-go and the kubernetes client's leaderelection: another
+    holder's lease expires when its record has not changed for leaseDurationSeconds on OUR
+    monotonic clock. Its renewTime is another machine's wall clock and is never compared with
+    ours, so clock skew between nodes cannot hand the lease to two replicas or to none.
+    """
+
+    def __init__(
+        self,
+        client: k.ControllerClient,
+        namespace: str,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.client = client
         self.namespace = namespace
         self.identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+        self.clock = clock
+        self._observed: tuple[Any, ...] | None = None
+        self._observed_at = 0.0
+
+    def _expired(self, lease: dict[str, Any]) -> bool:
+        record = _record(lease)
+        if record != self._observed:
+            self._observed, self._observed_at = record, self.clock()
+        duration = (lease.get("spec") or {}).get("leaseDurationSeconds") or LEASE_SECONDS
+        return self.clock() - self._observed_at > duration
 
     def try_acquire(self) -> bool:
         """One attempt to take or renew the lease; True while we hold it."""
         lease = self.client.get_or_none(LEASES, LEASE_NAME, self.namespace)
-        spec = {
+        spec: dict[str, Any] = {
             "holderIdentity": self.identity,
             "leaseDurationSeconds": LEASE_SECONDS,
             "renewTime": _now(),
@@ -53,6 +77,7 @@ class LeaderElector:
         try:
             if lease is None:
                 spec["acquireTime"] = spec["renewTime"]
+                spec["leaseTransitions"] = 0
                 body = {
                     "apiVersion": LEASES.api_version,
                     "kind": "Lease",
@@ -61,12 +86,16 @@ class LeaderElector:
                 }
                 self.client.create(LEASES, body, self.namespace)
                 return True
-            holder = (lease.get("spec") or {}).get("holderIdentity")
-            if holder != self.identity and holder and not _expired(lease):
+            current = lease.get("spec") or {}
+            holder = current.get("holderIdentity")
+            if holder != self.identity and holder and not self._expired(lease):
                 return False
             if holder != self.identity:
                 spec["acquireTime"] = spec["renewTime"]
-            lease["spec"] = {**(lease.get("spec") or {}), **spec}
+                spec["leaseTransitions"] = int(current.get("leaseTransitions") or 0) + 1
+            lease["spec"] = {**current, **spec}
+            # The read's resourceVersion travels with the PUT: a replica that renewed or took
+            # the lease in between makes this a conflict, never a second leader.
             self.client.replace(LEASES, lease)
             return True
         except KubeError as error:
