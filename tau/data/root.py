@@ -9,7 +9,6 @@ short-lived helper pods. Paths are POSIX and relative to the data root.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import posixpath
@@ -18,6 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from filelock import FileLock
 
 # `put(expect=ANY)` overwrites unconditionally; `expect=None` requires the file to be absent.
 ANY = object()
@@ -110,12 +111,12 @@ class DirectoryRoot:
     @contextlib.contextmanager
     def _locked(self, target: Path) -> Iterator[None]:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with (target.parent / ".tau-registry.lock").open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        # flock through filelock, blocking: registry writes are short and must not be skipped.
+        lock = FileLock(
+            target.parent / ".tau-registry.lock", preserve_lock_file=True, fallback_to_soft=False
+        )
+        with lock:
+            yield
 
     def create(self, path: str, data: bytes) -> None:
         target = self._path(path)

@@ -7,11 +7,10 @@ hanging, so a stuck importer never wedges every other command.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from tau.evidence.errors import StoreConflict
 
@@ -20,27 +19,24 @@ POLL_SECONDS = 0.25
 WAIT_SECONDS = 10.0
 
 
+def store_lock(path: Path) -> FileLock:
+    """An OS advisory lock (flock) on `path`; the file stays, and there is no soft fallback
+    whose stale lock file would outlive a crashed writer."""
+    return FileLock(path, mode=0o644, preserve_lock_file=True, fallback_to_soft=False)
+
+
 @contextlib.contextmanager
 def exclusive(root: Path, wait: float = WAIT_SECONDS) -> Iterator[None]:
-    path = root / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    lock = store_lock(root / LOCK_NAME)
     try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise StoreConflict(
-                        f"experiment store {root} is locked by another writer "
-                        f"(waited {wait:g}s for {LOCK_NAME})",
-                        hint="retry when the other import or track finishes",
-                    ) from None
-                time.sleep(POLL_SECONDS)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        lock.acquire(timeout=wait, poll_interval=POLL_SECONDS)
+    except Timeout:
+        raise StoreConflict(
+            f"experiment store {root} is locked by another writer "
+            f"(waited {wait:g}s for {LOCK_NAME})",
+            hint="retry when the other import or track finishes",
+        ) from None
+    try:
+        yield
     finally:
-        os.close(fd)
+        lock.release()

@@ -136,6 +136,36 @@ def test_a_held_lock_makes_writers_fail_with_a_conflict_after_the_bounded_wait(
     assert rows(store_root, "SELECT experiment_id FROM experiments") == [("exp",)]
 
 
+def test_a_lock_held_by_another_process_is_a_conflict_and_its_release_frees_the_store(
+    store_root: Path,
+) -> None:
+    init_experiment(store_root, "exp")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from tau.evidence import lock\n"
+            "with lock.exclusive(Path(sys.argv[1])):\n"
+            "    print('held', flush=True); sys.stdin.readline()",
+            str(store_root),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with (
+            pytest.raises(StoreConflict, match="locked by another writer"),
+            store_lock.exclusive(store_root, wait=0.3),
+        ):
+            pass
+    finally:
+        holder.communicate("\n", timeout=10)
+    with store_lock.exclusive(store_root, wait=0.3):
+        assert (store_root / store_lock.LOCK_NAME).exists()
+
+
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(store_root: Path) -> None:
     init_experiment(store_root, "exp")
     db = Store.open(store_root).connect()
