@@ -6,6 +6,7 @@ with outputs derived from the inputs (tests/infra/infra_mocks.py).
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pulumi
@@ -487,6 +488,29 @@ def test_platform_release_is_the_taugrid_release_in_tau_system(runs):
     assert release["timeout"] == 1200
     assert release["dependencyUpdate"] is True
     assert "version" not in release  # a checkout chart carries its version in Chart.yaml
+
+
+def test_what_the_checkout_release_fetches_leaves_the_work_tree_clean():
+    """dependencyUpdate writes the Kueue/KubeRay archives and Chart.lock into the checkout."""
+    fetched = [
+        "charts/taugrid/charts/kueue-0.18.2.tgz",
+        "charts/taugrid/charts/kuberay-operator-1.6.2.tgz",
+        "charts/taugrid/Chart.lock",
+    ]
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", *fetched],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ignored.stdout.split() == fetched
+    kept = subprocess.run(
+        ["git", "check-ignore", "--no-index", "charts/taugrid/charts/taugrid-core/Chart.yaml"],
+        cwd=ROOT,
+        check=False,
+    )
+    assert kept.returncode == 1  # the first-party sub-charts stay tracked
 
 
 def test_a_repository_chart_is_installed_at_taugrid_version():
