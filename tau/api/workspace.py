@@ -108,6 +108,9 @@ class TauWorkspaceSpec(SpecModel):
 
 class ResolvedTarget(StatusModel):
     resolved_namespace: str | None = None
+    # The namespace's pod-security.kubernetes.io/enforce level; `tau run` renders restricted
+    # pods when it is `restricted` (researchers cannot read Namespaces).
+    pod_security: str | None = None
 
 
 class ResolvedQueue(StatusModel):

@@ -359,7 +359,9 @@ def submit_run(
         say=_say,
     )
     if overrides.dry_run == "server":
-        answered = server_dry_run(prepared)
+        warnings: list[str] = []
+        answered = server_dry_run(prepared, warnings)
+        _pass_on(warnings)
         if output:
             from tau.cli.dryrun import dump
             from tau.render import redact_secrets
@@ -372,6 +374,7 @@ def submit_run(
             click.echo(f"{kind}/{obj['metadata']['name']} created (server dry run)")
         return
     submitted = submit(prepared)
+    _pass_on(submitted.warnings)
     verb = "recovered (same submission)" if submitted.reused else "submitted"
     click.echo(f"{submitted.kind} {submitted.namespace}/{submitted.name} {verb}")
     click.echo(f"Run name: {submitted.name}")
@@ -381,6 +384,14 @@ def submit_run(
     policy = policy_from(loaded.config, prepared.name)
     if policy is not None:
         run_retries(prepared, policy, say=_say)
+
+
+def _pass_on(warnings: Any) -> None:
+    """The API server's warnings (PodSecurity's among them), one stderr line each."""
+    from tau.errors import clean
+
+    for text in warnings:
+        _say(f"warning: API server: {clean(text)}")
 
 
 def connected_client_dry_run(
@@ -513,7 +524,7 @@ def get(
     context: str = context_option(),
     local: bool = local_run.LOCAL,
 ) -> None:
-    """Fetch a run's durable results through a short-lived read-only reader pod.
+    """Fetch a run's durable results through a short-lived read-only reader Job.
 
     A local run's results are read from this machine's data root.
 

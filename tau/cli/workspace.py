@@ -553,11 +553,22 @@ def quota_show(
     context: str = context_option(),
     output: Output = output_option(),
 ) -> None:
-    """The workspace queue's nominal quota and usage, and its quota requests."""
+    """The workspace queue's nominal quota and usage, and its quota requests.
+
+    Without --context, a workspace connected on this machine is reached through its own
+    kubeconfig and system namespace, as `tau run` reaches it."""
+    from tau.kube import KubeClient
+    from tau.lifecycle.target import cached_route
     from tau.workspace.authoring import quota_view
     from tau.workspace.inspect import get_workspace
 
-    kube = _kube(context)
+    cached = None if context else cached_route(workspace)
+    if cached is not None:
+        kube = KubeClient(cached.kubeconfig, cached.context)
+        if system_namespace == DEFAULT_SYSTEM_NAMESPACE and cached.system_namespace:
+            system_namespace = cached.system_namespace
+    else:
+        kube = _kube(context)
     data = quota_view(kube, get_workspace(kube, workspace, system_namespace))
 
     def table() -> None:

@@ -9,6 +9,7 @@ import signal
 import sys
 
 from tau.controller.operator import Options, run
+from tau.controller.workspace import DEFAULT_POD_SECURITY, POD_SECURITY_LEVELS
 from tau.errors import TauError
 
 DEFAULT_SYSTEM_NAMESPACE = "tau-system"
@@ -32,6 +33,13 @@ def parse(argv: list[str] | None = None) -> Options:
     parser.add_argument(
         "--leader-elect", action="store_true", help="hold a Lease so only one replica reconciles"
     )
+    parser.add_argument(
+        "--pod-security-enforce",
+        default=DEFAULT_POD_SECURITY,
+        choices=POD_SECURITY_LEVELS,
+        help="Pod Security level the workspace namespaces this controller creates enforce"
+        f" (default {DEFAULT_POD_SECURITY}; audit and warn stay restricted)",
+    )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING"])
     args = parser.parse_args(argv)
     system, legacy = args.system_namespace, args.platform_namespace
@@ -51,6 +59,7 @@ def parse(argv: list[str] | None = None) -> Options:
         health_address=args.health_probe_bind_address,
         metrics_address=args.metrics_bind_address,
         leader_elect=args.leader_elect,
+        pod_security=args.pod_security_enforce,
     )
 
 

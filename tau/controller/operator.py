@@ -23,7 +23,7 @@ from tau.controller.cluster import ClusterReconciler, node_event_matters
 from tau.controller.leader import RENEW_SECONDS, LeaderElector
 from tau.controller.quota import QuotaReconciler
 from tau.controller.workqueue import WorkQueue, worker
-from tau.controller.workspace import WorkspaceReconciler
+from tau.controller.workspace import DEFAULT_POD_SECURITY, WorkspaceReconciler
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,7 @@ class Options:
     health_address: str = ":8081"
     metrics_address: str = ":8080"
     leader_elect: bool = False
+    pod_security: str = DEFAULT_POD_SECURITY
 
 
 def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegistry:
@@ -173,7 +174,9 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
             state["standby"] = False
             tasks.append(asyncio.create_task(_renew(elector, stop)))
         handlers = {
-            "workspace": WorkspaceReconciler(client, options.system_namespace).reconcile,
+            "workspace": WorkspaceReconciler(
+                client, options.system_namespace, options.pod_security
+            ).reconcile,
             "cluster": ClusterReconciler(client).reconcile,
             "quota": QuotaReconciler(client, options.system_namespace).reconcile,
         }

@@ -33,6 +33,11 @@ REQUEUE_READY = 300.0
 LEGACY_SYSTEM_NAMESPACE = "tau-platform"
 CLUSTERQUEUE_READER_ROLE = "tau-clusterqueue-reader-v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
+# The Pod Security level namespaces the controller creates enforce, unless the platform
+# configures another (chart value podSecurity.enforce -> --pod-security-enforce). Not yet
+# restricted: tau serve endpoints and managed workflows do not render restricted pods.
+DEFAULT_POD_SECURITY = "baseline"
+POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
 
 # Reasons.
 ADDITIONAL_WORKSPACE_BLOCKED = keys.REASON_ADDITIONAL_WORKSPACE_BLOCKED
@@ -117,6 +122,12 @@ def rbac_subject(spec: dict[str, Any], service_account_namespace: str) -> dict[s
     return out
 
 
+def enforced_pod_security(existing: dict[str, Any] | None, labels: dict[str, str]) -> str | None:
+    """The namespace's enforce level once `labels` are applied (published in the status)."""
+    current = ((existing or {}).get("metadata") or {}).get("labels") or {}
+    return {**current, **labels}.get(keys.PSA_ENFORCE)
+
+
 def reader_name(workspace: str) -> str:
     return f"tau-workspace-reader-{workspace}"
 
@@ -171,7 +182,8 @@ def desired_rbac(
             {
                 "apiGroups": [keys.DOMAIN.rstrip("/")],
                 "resources": ["quotarequests"],
-                "verbs": ["create", "get"],
+                # list: `tau workspace quota show` lists the open requests beside the quota.
+                "verbs": ["create", "get", "list"],
             },
         ],
     }
@@ -191,16 +203,23 @@ def desired_rbac(
 
 
 def namespace_metadata(
-    workspace: dict[str, Any], queue: str, existing: dict[str, Any] | None
+    workspace: dict[str, Any],
+    queue: str,
+    existing: dict[str, Any] | None,
+    pod_security: str = DEFAULT_POD_SECURITY,
 ) -> tuple[dict[str, str], dict[str, str | None]]:
-    """Labels to set and annotations to set/remove (None) on the target namespace."""
+    """Labels to set and annotations to set/remove (None) on the target namespace.
+
+    A namespace the controller creates enforces the platform's Pod Security level (chart
+    value `podSecurity.enforce`, default baseline) and warns and audits at restricted; a
+    label already on the namespace is the platform's per-namespace choice and is kept."""
     name = workspace["metadata"]["name"]
     spec = workspace.get("spec") or {}
     labels = {keys.WORKSPACE: name, keys.LOCAL_QUEUE: queue, keys.KUEUE_DEFAULT_LOCAL_QUEUE: queue}
     if (spec.get("target") or {}).get("createNamespace"):
         labels[keys.APP_MANAGED_BY] = keys.CONTROLLER_NAME
         current = ((existing or {}).get("metadata") or {}).get("labels") or {}
-        defaults = {keys.PSA_ENFORCE: "baseline", keys.PSA_AUDIT: "restricted"}
+        defaults = {keys.PSA_ENFORCE: pod_security, keys.PSA_AUDIT: "restricted"}
         defaults[keys.PSA_WARN] = "restricted"
         for key, value in defaults.items():
             if existing is None or key not in current:
@@ -243,12 +262,19 @@ class SyncResult:
     conditions: list[dict[str, Any]] = field(default_factory=list)
     resolved_namespace: str | None = None
     queue: dict[str, str] | None = None
+    pod_security: str | None = None
 
 
 class WorkspaceReconciler:
-    def __init__(self, client: k.ControllerClient, system_namespace: str) -> None:
+    def __init__(
+        self,
+        client: k.ControllerClient,
+        system_namespace: str,
+        pod_security: str = DEFAULT_POD_SECURITY,
+    ) -> None:
         self.client = client
         self.system_namespace = system_namespace
+        self.pod_security = pod_security
 
     # Entry point: returns seconds until the next pass, or None when none is needed.
     def reconcile(self, namespace: str, name: str) -> float | None:
@@ -299,7 +325,9 @@ class WorkspaceReconciler:
                 self._write_status(ws, conditions, self._previous_namespace(ws), None)
                 return REQUEUE_NOT_READY
         result = self.sync(ws, queue)
-        phase = self._write_status(ws, result.conditions, result.resolved_namespace, result.queue)
+        phase = self._write_status(
+            ws, result.conditions, result.resolved_namespace, result.queue, result.pod_security
+        )
         return REQUEUE_READY if phase == "Ready" else REQUEUE_NOT_READY
 
     def _default_queue(self) -> tuple[str, str]:
@@ -331,7 +359,7 @@ class WorkspaceReconciler:
             return condition(type_, status, reason, message, generation)
 
         try:
-            self.ensure_namespace(ws, target, queue)
+            result.pod_security = self.ensure_namespace(ws, target, queue)
         except (ReconcileError, KubeError) as error:
             message = f"namespace {target}: {_text(error)}"
             wi = (
@@ -425,13 +453,14 @@ class WorkspaceReconciler:
         result.conditions = [rbac, queue_cond, wi, drift]
         return result
 
-    def ensure_namespace(self, ws: dict[str, Any], target: str, queue: str) -> None:
+    def ensure_namespace(self, ws: dict[str, Any], target: str, queue: str) -> str | None:
+        """Create or label the target namespace; returns the Pod Security level it enforces."""
         name = ws["metadata"]["name"]
         if is_reserved(target, self.system_namespace):
             raise ReconcileError(f"{target} is reserved for the platform and cannot be a target")
         existing = self.client.get_or_none(k.NAMESPACES, target)
         create = bool(((ws.get("spec") or {}).get("target") or {}).get("createNamespace"))
-        labels, annotations = namespace_metadata(ws, queue, existing)
+        labels, annotations = namespace_metadata(ws, queue, existing, self.pod_security)
         if existing is None:
             if not create:
                 raise ReconcileError(
@@ -448,7 +477,7 @@ class WorkspaceReconciler:
                 },
             }
             self.client.create(k.NAMESPACES, body)
-            return
+            return enforced_pod_security(None, labels)
         owner = ((existing.get("metadata") or {}).get("labels") or {}).get(keys.WORKSPACE)
         if owner and owner != name:
             other = self.client.get_or_none(k.TAU_WORKSPACES, owner, self.system_namespace)
@@ -458,6 +487,7 @@ class WorkspaceReconciler:
         patch = namespace_patch(existing, labels, annotations)
         if patch:
             self.client.patch(k.NAMESPACES, target, patch)
+        return enforced_pod_security(existing, labels)
 
     def _ensure_owned(self, resource: k.Resource, desired: dict[str, Any], workspace: str) -> None:
         """Create `desired`, or update it if this workspace owns it; never adopt."""
@@ -644,6 +674,7 @@ class WorkspaceReconciler:
         conditions: list[dict[str, Any]],
         resolved_namespace: str | None,
         queue: dict[str, str] | None,
+        pod_security: str | None = None,
     ) -> str:
         previous = ws.get("status") or {}
         merged = merge_conditions(previous.get("conditions"), conditions)
@@ -655,6 +686,8 @@ class WorkspaceReconciler:
         }
         if resolved_namespace:
             status["target"] = {"resolvedNamespace": resolved_namespace}
+            if pod_security:
+                status["target"]["podSecurity"] = pod_security
         if queue:
             status["queue"] = queue
         if not semantically_equal(previous, status):

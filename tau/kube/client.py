@@ -131,11 +131,15 @@ class KubeClient:
         query: list[tuple[str, str]] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        warnings: list[str] | None = None,
     ) -> Any:
-        """One API call; returns the decoded JSON body or raises a `KubeError`."""
+        """One API call; returns the decoded JSON body or raises a `KubeError`. The API
+        server's `Warning` headers (e.g. PodSecurity's) are appended to `warnings`."""
         response = self.send(
             method, path, what=what, query=query, body=body, content_type=content_type
         )
+        if warnings is not None:
+            warnings.extend(warning_texts(response.headers.getlist("Warning")))
         data = response.data or b""
         return json.loads(data) if data else {}
 
@@ -237,7 +241,13 @@ class KubeClient:
         return list(result.get("items") or [])
 
     def create(
-        self, resource: Resource, obj: dict[str, Any], namespace: str = "", *, dry_run: bool = False
+        self,
+        resource: Resource,
+        obj: dict[str, Any],
+        namespace: str = "",
+        *,
+        dry_run: bool = False,
+        warnings: list[str] | None = None,
     ) -> dict[str, Any]:
         """Create `obj`; `dry_run=True` asks the server to validate and admit without persisting."""
         namespace = namespace or obj.get("metadata", {}).get("namespace", "")
@@ -248,6 +258,7 @@ class KubeClient:
             what=_describe("create", resource, name, namespace),
             query=[("dryRun", "All")] if dry_run else [],
             body=obj,
+            warnings=warnings,
         )
 
     def patch(
@@ -398,6 +409,21 @@ def _default_kubeconfig() -> str:
     return os.pathsep.join(candidates)
 
 
+def warning_texts(headers: list[str]) -> list[str]:
+    """The text of each RFC 7234 `Warning` header the API server sends (`299 - "text"`)."""
+    texts = []
+    for header in headers:
+        code, _, rest = header.partition(" ")
+        agent, _, quoted = rest.partition(" ")
+        if code.isdigit() and agent and quoted.startswith('"') and quoted.endswith('"'):
+            text = quoted[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+        else:
+            text = header
+        if text.strip():
+            texts.append(text.strip())
+    return texts
+
+
 def _first_line(text: str, limit: int = 200) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line[:limit]
@@ -422,7 +448,10 @@ def _translate(status: int, data: bytes, *, what: str, target: str, host: str) -
     if status == 403:
         return AuthorizationError(
             f"cannot {what}: forbidden ({message})",
-            hint="ask the platform operator for the workspace role",
+            # The caller may well hold the workspace role already: say what is missing, not
+            # which role to ask for.
+            hint="this identity's RBAC does not allow it; the platform operator decides whether "
+            "to grant it",
             status=status,
         )
     if status == 404:

@@ -1,10 +1,15 @@
-"""`tau run get`: durable results on the run's PVC, read by a short-lived reader pod.
+"""`tau run get`: durable results on the run's PVC, read by a short-lived reader Job.
 
 The result location comes from the workload's annotations (`tau.azure.com/result-path`,
-`result-pvc`) or from explicit `--path/--pvc` (external or deleted Jobs). The reader pod
-mounts the PVC read-only, runs one `ls` or `base64`, and is deleted; a requested artifact must
-stay inside the result path. A file travels base64-encoded because the pod log is read as
-lines, which would drop its final newline.
+`result-pvc`) or from explicit `--path/--pvc` (external or deleted Jobs). The reader mounts the
+PVC read-only, runs one `ls` or `base64`, and is deleted; a requested artifact must stay inside
+the result path. A file travels base64-encoded because the pod log is read as lines, which
+would drop its final newline.
+
+The reader is a batch Job, not a bare pod: the researcher role creates Jobs (and reads pod
+logs) already, while bare `pods` create would let any pod bypass Kueue; so `tau run get`
+needs no permission beyond `tau-researcher-v1`. It carries no queue name, so Kueue leaves it
+alone and it never waits behind queued runs for its 10m of CPU.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from tau.kube.stream import pod_log, watch
 READER_IMAGE = "busybox:1.36.1"
 MARKER = ".tau-artifacts-complete"
 READER_TIMEOUT = 120.0
+READER_TTL = 300
 
 
 @dataclass(frozen=True)
@@ -95,8 +101,8 @@ def is_directory(path: str) -> bool:
     return path.endswith("/") or not posixpath.splitext(path.rstrip("/"))[1]
 
 
-def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> dict[str, Any]:
-    """The reader, placed like every helper pod (the platform's TAU_HELPER_* knobs)."""
+def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> dict[str, Any]:
+    """The reader, its pod placed like every helper pod (the platform's TAU_HELPER_* knobs)."""
     from tau.data.podroot import placement
 
     where = placement()
@@ -107,62 +113,76 @@ def reader_pod(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
         "runAsUser": 65532,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+    labels = {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ROLE: "reader"}
+    pod = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [
+            {
+                "name": "reader",
+                "image": where.pop("image"),
+                "command": ["sh", "-c", script, "tau-get", path],
+                "securityContext": restricted,
+                "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                "volumeMounts": [{"name": "results", "mountPath": mount, "readOnly": True}],
+            }
+        ],
+        "volumes": [
+            {"name": "results", "persistentVolumeClaim": {"claimName": pvc, "readOnly": True}}
+        ],
+        **where,
+    }
     return {
-        "apiVersion": "v1",
-        "kind": "Pod",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {
             "name": f"tau-get-{uuid.uuid4().hex[:10]}",
             "namespace": namespace,
-            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ROLE: "reader"},
+            "labels": dict(labels),
         },
         "spec": {
-            "restartPolicy": "Never",
+            "backoffLimit": 0,
             "activeDeadlineSeconds": int(READER_TIMEOUT),
-            "automountServiceAccountToken": False,
-            "containers": [
-                {
-                    "name": "reader",
-                    "image": where.pop("image"),
-                    "command": ["sh", "-c", script, "tau-get", path],
-                    "securityContext": restricted,
-                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-                    "volumeMounts": [{"name": "results", "mountPath": mount, "readOnly": True}],
-                }
-            ],
-            "volumes": [
-                {"name": "results", "persistentVolumeClaim": {"claimName": pvc, "readOnly": True}}
-            ],
-            **where,
+            # Left behind only if this process dies mid-read; the job controller cleans up.
+            "ttlSecondsAfterFinished": READER_TTL,
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }
 
 
-def read_with_pod(kube: KubeClient, namespace: str, pod: dict[str, Any]) -> str:
-    """Create the reader pod, wait for it to finish, return its output, delete it."""
-    name = pod["metadata"]["name"]
-    kube.create(PODS, pod, namespace)
+def read_with_job(kube: KubeClient, namespace: str, job: dict[str, Any]) -> str:
+    """Create the reader Job, wait for its pod to finish, return its output, delete both."""
+    name = job["metadata"]["name"]
+    kube.create(JOBS, job, namespace)
     try:
         deadline = time.monotonic() + READER_TIMEOUT
-        phase = ""
+        pod, phase = "", ""
         while phase not in ("Succeeded", "Failed"):
             if time.monotonic() >= deadline:
                 raise RuntimeFailure(
-                    f"reader pod {namespace}/{name} did not finish within {READER_TIMEOUT:g}s",
+                    f"reader Job {namespace}/{name} did not finish within {READER_TIMEOUT:g}s",
                     hint="check that the PVC is bound and mountable in this namespace",
                     owner="platform operator (storage)",
                 )
             for event in watch(
-                kube, PODS, namespace, field_selector=f"metadata.name={name}", timeout_seconds=10
+                kube,
+                PODS,
+                namespace,
+                label_selector=f"{keys.JOB_NAME_LABEL}={name}",
+                timeout_seconds=10,
             ):
-                phase = ((event.get("object") or {}).get("status") or {}).get("phase", "")
+                obj = event.get("object") or {}
+                phase = (obj.get("status") or {}).get("phase", "")
+                pod = (obj.get("metadata") or {}).get("name", "")
                 if phase in ("Succeeded", "Failed"):
                     break
-        text = "\n".join(pod_log(kube, namespace, name, container="reader"))
+        text = "\n".join(pod_log(kube, namespace, pod, container="reader"))
         if phase == "Failed":
             raise RuntimeFailure(f"reading results failed: {text.strip()[:300]}")
         return text
     finally:
-        delete(kube, PODS, name, namespace)
+        delete(kube, JOBS, name, namespace, propagation="Foreground")
 
 
 def mount_point(path: str) -> str:
@@ -175,8 +195,8 @@ def check_published(kube: KubeClient, namespace: str, where: Location) -> None:
     if where.publication != "staged" or not where.publication_id:
         return
     marker = posixpath.join(where.path, ".tau-artifacts", where.publication_id, MARKER)
-    pod = reader_pod(namespace, where.pvc, mount_point(where.path), 'cat -- "$1" || true', marker)
-    content = read_with_pod(kube, namespace, pod).strip()
+    job = reader_job(namespace, where.pvc, mount_point(where.path), 'cat -- "$1" || true', marker)
+    content = read_with_job(kube, namespace, job).strip()
     if content != f"complete {where.publication_id}":
         raise RuntimeFailure(
             f"results at {where.path} are not published yet (no completion marker for "
@@ -194,13 +214,13 @@ def fetch(
     check_published(kube, namespace, where)
     mount = mount_point(where.path)
     if not artifact and is_directory(target):
-        pod = reader_pod(namespace, where.pvc, mount, 'ls -1Ap -- "$1"', target)
-        entries = [e for e in read_with_pod(kube, namespace, pod).splitlines() if e]
+        job = reader_job(namespace, where.pvc, mount, 'ls -1Ap -- "$1"', target)
+        entries = [e for e in read_with_job(kube, namespace, job).splitlines() if e]
         return {"path": target, "pvc": where.pvc, "directory": True, "entries": entries,
                 "checkpoint": where.checkpoint}  # fmt: skip
-    pod = reader_pod(namespace, where.pvc, mount, 'base64 "$1"', target)
+    job = reader_job(namespace, where.pvc, mount, 'base64 "$1"', target)
     return {"path": target, "pvc": where.pvc, "directory": False,
-            "content": decoded(read_with_pod(kube, namespace, pod), target)}  # fmt: skip
+            "content": decoded(read_with_job(kube, namespace, job), target)}  # fmt: skip
 
 
 def decoded(text: str, path: str) -> str:
@@ -208,7 +228,7 @@ def decoded(text: str, path: str) -> str:
         data = base64.b64decode("".join(text.split()), validate=True)
     except (binascii.Error, ValueError):
         raise RuntimeFailure(
-            f"the reader pod's output for {path} is not base64",
+            f"the reader's output for {path} is not base64",
             hint="TAU_HELPER_IMAGE must provide sh and base64 (busybox does)",
             owner="platform operator",
         ) from None

@@ -13,6 +13,7 @@ from typing import Any
 from tau.lifecycle import causes
 from tau.lifecycle import objects as o
 from tau.lifecycle.causes import IMAGE_OWNER, NODE_OWNER, PLATFORM, QUEUE_OWNER, RESEARCHER
+from tau.lifecycle.pending import describe, shortfalls
 from tau.lifecycle.snapshot import MULTIKUEUE_CONTROLLER, Snapshot, claim_names
 
 __all__ = ["IMAGE_OWNER", "NODE_OWNER", "PLATFORM", "QUEUE_OWNER", "RESEARCHER"]
@@ -297,7 +298,11 @@ def kueue_admission(snap: Snapshot) -> Phase:
     reasons = [r for r in (workload_reason(wl) for wl in snap.workloads) if r]
     preempting = [r for r in reasons if "preempt" in r.lower() or "evict" in r.lower()]
     reason = (preempting or reasons or [""])[0]
-    if reason:
+    rows = shortfalls(reason)
+    if rows:
+        # Kueue's sentence runs long; its useful part is each flavor's missing amount.
+        detail += " short of quota: " + "; ".join(describe(r) for r in rows)
+    elif reason:
         detail += f" reason={reason if len(reason) <= 200 else reason[:197] + '...'}"
     hint = ""
     if "quota" in reason.lower():

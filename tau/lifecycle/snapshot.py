@@ -14,8 +14,9 @@ from typing import Any
 
 from tau import keys
 from tau.kube import KubeClient, KubeError, NotFoundError
-from tau.kube.resources import JOBS, PODS, RAY_JOBS, WORKLOADS
+from tau.kube.resources import JOBS, LOCAL_QUEUES, PODS, RAY_JOBS, WORKLOADS
 from tau.kube.runtypes import ADMISSION_CHECKS, EVENTS, RESOURCE_CLAIMS
+from tau.lifecycle.pending import ahead_of
 
 KUEUE_JOB_UID = "kueue.x-k8s.io/job-uid"
 JOB_NAME = "job-name"
@@ -37,6 +38,10 @@ class Snapshot:
     events: list[dict[str, Any]] = field(default_factory=list)
     # Workload name -> Kueue's PendingWorkload (positionInLocalQueue/ClusterQueue, priority).
     positions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Workload name -> the workloads Kueue ranks before it in its LocalQueue (name, priority).
+    ahead: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # LocalQueue name -> its ClusterQueue (whose quota the platform operator owns).
+    cluster_queues: dict[str, str] = field(default_factory=dict)
     observations: dict[str, str] = field(default_factory=dict)
     requests: int = 0
 
@@ -68,6 +73,8 @@ class Snapshot:
             "claims": self.claims,
             "events": self.events,
             "queuePositions": self.positions,
+            "queueAhead": self.ahead,
+            "clusterQueues": self.cluster_queues,
         }
 
     @classmethod
@@ -84,6 +91,8 @@ class Snapshot:
             claims=list(data.get("claims") or []),
             events=list(data.get("events") or []),
             positions=dict(data.get("queuePositions") or {}),
+            ahead=dict(data.get("queueAhead") or {}),
+            cluster_queues=dict(data.get("clusterQueues") or {}),
         )
 
 
@@ -189,10 +198,16 @@ def _positions(read: _Reader, snap: Snapshot) -> None:
             "queuePosition",
             f"{VISIBILITY_API}/namespaces/{snap.namespace}/localqueues/{queue}/pendingworkloads",
         )
-        for item in (body or {}).get("items") or []:
+        items = (body or {}).get("items") or []
+        for item in items:
             name = str((item.get("metadata") or {}).get("name") or "")
             if name in names:
                 snap.positions[name] = item
+                snap.ahead[name] = ahead_of(items, name)
+        local = read.get(f"localqueue/{queue}", LOCAL_QUEUES, queue, snap.namespace)
+        cluster_queue = str(((local or {}).get("spec") or {}).get("clusterQueue") or "")
+        if cluster_queue:
+            snap.cluster_queues[queue] = cluster_queue
 
 
 def _pods(read: _Reader, snap: Snapshot) -> None:

@@ -10,6 +10,7 @@ import shlex
 from typing import Any
 
 from tau.lifecycle import objects as o
+from tau.lifecycle import pending
 from tau.lifecycle import phases as ph
 from tau.lifecycle.classify import diagnose
 from tau.lifecycle.snapshot import Snapshot
@@ -125,15 +126,7 @@ def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[
             if ph.workload_state(wl) in ("Pending", "QuotaReserved"):
                 reason = ph.workload_reason(wl)
                 if reason:
-                    found.append(
-                        {
-                            "code": "KUEUE_PENDING",
-                            "severity": "warning",
-                            "message": f"Workload {o.name(wl)} is not admitted: {reason}",
-                            "suggestion": "check queue capacity with `tau workspace quota "
-                            "show WORKSPACE` (owner: platform/queue owner)",
-                        }
-                    )
+                    found.append(_pending_diagnostic(wl, reason, snap, target))
     for phase in phases:
         if phase.hint or phase.status == ph.WARNING:
             code = "STARTUP_" + phase.name.upper().replace(" ", "_")
@@ -146,6 +139,54 @@ def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[
                 item["suggestion"] = phase.hint
             found.append(item)
     return found
+
+
+def quota_command(target: Target) -> dict[str, Any] | None:
+    """`tau workspace quota show` for the run's workspace, routed like the run: a connected
+    workspace is found by name; a plain kubeconfig needs its context and system namespace."""
+    if not target.workspace:
+        return None
+    argv = ["tau", "workspace", "quota", "show", target.workspace]
+    if not target.isolated:
+        argv += ["--context", target.context] if target.context else []
+        if target.system_namespace:
+            argv += ["--system-namespace", target.system_namespace]
+    env = target.kubeconfig_env()
+    prefix = "".join(f"{k}={quote(v)} " for k, v in env.items())
+    return {"argv": argv, "env": env, "shell": prefix + shlex.join(argv)}
+
+
+def _pending_diagnostic(
+    wl: dict[str, Any], reason: str, snap: Snapshot, target: Target
+) -> dict[str, Any]:
+    """Kueue's reason in full, each flavor's shortfall on its own line."""
+    name = o.name(wl)
+    since = (wl.get("metadata") or {}).get("creationTimestamp", "")
+    waited = pending.waited(since)
+    rows = pending.shortfalls(reason)
+    head = f"Workload {name} is not admitted" + (f" (waiting {waited})" if waited else "")
+    shortfall = "; ".join(pending.describe(r) for r in rows)
+    detail = f"short of quota: {shortfall}" if rows else reason
+    queue = (wl.get("spec") or {}).get("queueName", "")
+    return {
+        "code": "KUEUE_PENDING",
+        "severity": "warning",
+        "message": f"{head}: {detail}",
+        **_quota_hint(target, snap.cluster_queues.get(queue, "")),
+    }
+
+
+def _quota_hint(target: Target, cluster_queue: str = "") -> dict[str, Any]:
+    command = quota_command(target)
+    owner = "the platform operator owns the queue's quota" + (
+        f" (ClusterQueue {cluster_queue})" if cluster_queue else ""
+    )
+    if command is None:
+        return {"suggestion": owner}
+    return {
+        "suggestion": f"see the queue's quota and usage with `{command['shell']}`; {owner}",
+        "commands": [command],
+    }
 
 
 def document(
@@ -191,7 +232,7 @@ def document(
             "managedBy": ((snap.job or {}).get("spec") or {}).get("managedBy", ""),
             "conditions": o.conditions(snap.job),
         },
-        "workloads": [_workload(wl, snap.positions.get(o.name(wl))) for wl in snap.workloads],
+        "workloads": [_workload(wl, snap) for wl in snap.workloads],
         "pods": [_pod(p) for p in snap.pods],
         "resourceClaims": [
             {"name": o.name(c), "allocated": bool(o.status(c).get("allocation"))}
@@ -239,8 +280,10 @@ def failure(snap: Snapshot) -> dict[str, Any] | None:
     return diagnose(snap).to_dict()
 
 
-def _workload(wl: dict[str, Any], pending: dict[str, Any] | None) -> dict[str, Any]:
+def _workload(wl: dict[str, Any], snap: Snapshot) -> dict[str, Any]:
     st = o.status(wl)
+    name = o.name(wl)
+    queue = (wl.get("spec") or {}).get("queueName", "")
     admission = st.get("admission") or {}
     flavors = sorted(
         {
@@ -265,7 +308,26 @@ def _workload(wl: dict[str, Any], pending: dict[str, Any] | None) -> dict[str, A
             }
             for c in st.get("admissionChecks") or []
         ],
-        "queuePosition": _position(pending),
+        "queuePosition": _position(snap.positions.get(name)),
+        **_waiting(wl, snap, name, queue),
+    }
+
+
+def _waiting(wl: dict[str, Any], snap: Snapshot, name: str, queue: str) -> dict[str, Any]:
+    """For a workload Kueue has not admitted: what it is short of per flavor, since when it
+    waits, who is ahead of it, and the ClusterQueue whose quota decides it."""
+    if ph.workload_state(wl) not in ("Pending", "QuotaReserved") or o.is_true(wl, "Admitted"):
+        return {"waiting": None}
+    cond = o.condition(wl, "QuotaReserved") or {}
+    since = (wl.get("metadata") or {}).get("creationTimestamp", "")
+    return {
+        "waiting": {
+            "since": since,
+            "waited": pending.waited(since),
+            "shortfall": pending.shortfalls(str(cond.get("message") or "")),
+            "ahead": snap.ahead.get(name),
+            "clusterQueue": snap.cluster_queues.get(queue, ""),
+        }
     }
 
 
@@ -373,6 +435,11 @@ def _resource_lines(doc: dict[str, Any]) -> list[str]:
                     f" {at['localQueue']} ({_ordinal(at['inClusterQueue'] + 1)} in its"
                     f" ClusterQueue); {_ahead(at['inLocalQueue'])}"
                 )
+            ahead = (w.get("waiting") or {}).get("ahead")
+            if ahead:
+                names = ", ".join(f"{a['name']} (priority {a['priority']})" for a in ahead[:5])
+                more = f" and {len(ahead) - 5} more" if len(ahead) > 5 else ""
+                lines.append(f"Ahead of {w['name']}: {names}{more}")
     pods = doc["pods"]
     if pods:
         ready = sum(1 for p in pods if p["ready"])

@@ -62,6 +62,9 @@ class Submitted:
     kind: str
     submission_id: str
     reused: bool = False
+    results: bool = False
+    # The API server's Warning headers at creation (PodSecurity's, deprecations), in order.
+    warnings: tuple[str, ...] = ()
 
 
 def new_submission_id() -> str:
@@ -93,6 +96,7 @@ def workspace_layer(obj: dict[str, Any]):
         workload_identity=bool(identity),
         retention_seconds=defaults.get("ttlSecondsAfterFinished"),
         workspace_id=meta.get("uid"),
+        pod_security=(status.get("target") or {}).get("podSecurity"),
     )
 
 
@@ -308,10 +312,13 @@ def render_objects(prepared: Prepared) -> list[dict[str, Any]]:
     return sorted(objects, key=lambda obj: obj["kind"] not in ("Job", "RayJob"))
 
 
-def server_dry_run(prepared: Prepared) -> list[dict[str, Any]]:
+def server_dry_run(prepared: Prepared, warnings: list[str] | None = None) -> list[dict[str, Any]]:
     """Send every rendered object with dryRun=All; returns them as the API server (and its
-    admission webhooks) would have stored them."""
-    return [_dry_run(prepared.kube, obj, prepared.namespace) for obj in render_objects(prepared)]
+    admission webhooks) would have stored them, its Warning headers appended to `warnings`."""
+    return [
+        _dry_run(prepared.kube, obj, prepared.namespace, warnings)
+        for obj in render_objects(prepared)
+    ]
 
 
 def submit(prepared: Prepared) -> Submitted:
@@ -321,7 +328,8 @@ def submit(prepared: Prepared) -> Submitted:
     resource = KINDS[workload["kind"]]
     name = workload["metadata"]["name"]
     submission = prepared.intent.provenance.submission_id or ""
-    created, reused = _create(kube, resource, workload, namespace, submission)
+    warnings: list[str] = []
+    created, reused = _create(kube, resource, workload, namespace, submission, warnings)
     owner = {
         "apiVersion": created["apiVersion"],
         "kind": created["kind"],
@@ -332,7 +340,7 @@ def submit(prepared: Prepared) -> Submitted:
         for obj in owned:
             obj = {**obj, "metadata": {**obj["metadata"], "ownerReferences": [owner]}}
             try:
-                kube.create(KINDS[obj["kind"]], obj, namespace)
+                kube.create(KINDS[obj["kind"]], obj, namespace, warnings=warnings)
             except ConflictError:
                 if not reused:
                     raise
@@ -344,13 +352,19 @@ def submit(prepared: Prepared) -> Submitted:
             f"the {workload['kind']} was rolled back: {error.one_line()}",
             owner=error.owner,
         ) from None
-    return Submitted(name, namespace, workload["kind"], submission, reused)
+    annotations = workload["metadata"].get("annotations") or {}
+    results = bool(annotations.get(keys.RESULT_PATH) and annotations.get(keys.RESULT_PVC))
+    return Submitted(
+        name, namespace, workload["kind"], submission, reused, results, tuple(warnings)
+    )
 
 
-def _dry_run(kube: KubeClient, obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+def _dry_run(
+    kube: KubeClient, obj: dict[str, Any], namespace: str, warnings: list[str] | None
+) -> dict[str, Any]:
     name = obj["metadata"]["name"]
     try:
-        return kube.create(KINDS[obj["kind"]], obj, namespace, dry_run=True)
+        return kube.create(KINDS[obj["kind"]], obj, namespace, dry_run=True, warnings=warnings)
     except ConflictError:
         raise RuntimeFailure(
             f'{obj["kind"]} "{name}" already exists in namespace "{namespace}"; a new '
@@ -362,12 +376,17 @@ def _dry_run(kube: KubeClient, obj: dict[str, Any], namespace: str) -> dict[str,
 
 
 def _create(
-    kube: KubeClient, resource: Resource, obj: dict[str, Any], namespace: str, submission: str
+    kube: KubeClient,
+    resource: Resource,
+    obj: dict[str, Any],
+    namespace: str,
+    submission: str,
+    warnings: list[str],
 ) -> tuple[dict[str, Any], bool]:
     """Create; an existing object is ours only if it carries this submission id."""
     name = obj["metadata"]["name"]
     try:
-        return kube.create(resource, obj, namespace), False
+        return kube.create(resource, obj, namespace, warnings=warnings), False
     except (ConflictError, UnavailableError) as error:
         existing = kube.get_or_none(resource, name, namespace)
         if existing is None:
@@ -389,11 +408,11 @@ def _create(
 
 
 def next_steps(submitted: Submitted, target: Target) -> list[str]:
+    """What to run next; `tau run get` only when the run records a result location, since
+    without one it can only refuse."""
     route = " ".join(target.route_args())
     name = submitted.name
-    return [
-        f"tau run status {name} --watch {route}",
-        f"tau logs {name} {route}",
-        f"tau run get {name} {route}",
-        f"tau run cancel {name} {route}",
-    ]
+    steps = [f"tau run status {name} --watch {route}", f"tau logs {name} {route}"]
+    if submitted.results:
+        steps.append(f"tau run get {name} {route}")
+    return [*steps, f"tau run cancel {name} {route}"]

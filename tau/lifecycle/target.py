@@ -26,6 +26,7 @@ class Target:
     namespace: str
     workspace: str = ""
     source: str = ""
+    system_namespace: str = ""
 
     def client(self) -> KubeClient:
         return KubeClient(self.kubeconfig, self.context)
@@ -109,6 +110,7 @@ def resolve(
                 namespace or cached.namespace,
                 workspace,
                 "cached",
+                cached.system_namespace,
             )
     from tau.resolve.discovery import DescriptorNotFound
 
@@ -129,6 +131,7 @@ def resolve(
         namespace or conn.namespace,
         conn.state.workspace,
         "connection",
+        conn.state.system_namespace,
     )
 
 
@@ -143,6 +146,7 @@ def cached_route(workspace: str) -> Target | None:
                 state.namespace,
                 state.workspace,
                 "cached",
+                state.system_namespace,
             )
     return None
 
@@ -164,6 +168,7 @@ def cached_targets() -> list[Target]:
                 state.namespace,
                 state.workspace,
                 "cached",
+                state.system_namespace,
             )
         )
     return targets

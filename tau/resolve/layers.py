@@ -121,6 +121,8 @@ class WorkspaceLayer:
     retention_seconds: int | None = None
     workspace_id: str | None = None
     result_scope: str | None = None
+    # The Pod Security level the workspace namespace enforces, as its controller observed it.
+    pod_security: str | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,19 @@ class _Resolver:
     def record(self, name: str, value: Any, source: Source) -> Any:
         return self.table.record(name, value, source)
 
+    def resolve_restricted(self) -> bool:
+        """runtime.security.mode, else restricted when the workspace namespace enforces Pod
+        Security `restricted` (its pods would be refused otherwise)."""
+        mode = self.get("runtime.security.mode")
+        if mode:
+            self.record("runtime.security.mode", mode, self.file("runtime.security.mode"))
+            return mode == "restricted"
+        if self.workspace and self.workspace.pod_security == "restricted":
+            source = self.ws("namespace enforces Pod Security restricted")
+            self.record("runtime.security.mode", "restricted", source)
+            return True
+        return False
+
     # the pipeline
 
     def run(self) -> Resolution:
@@ -307,8 +322,8 @@ class _Resolver:
                 if self._explicit("execution", "processes_per_node")
                 else self.default(),
             )
+        restricted = self.resolve_restricted()
         for dotted in (
-            "runtime.security.mode",
             "runtime.working_dir",
             "storage.publish",
             "storage.checkpoint",
@@ -358,7 +373,7 @@ class _Resolver:
             checkpoint=self.get("storage.checkpoint"),
             image_assets=self.resolve_assets(),
             working_dir=self.get("runtime.working_dir"),
-            restricted=self.get("runtime.security.mode") == "restricted",
+            restricted=restricted,
             service_account=service_account,
             workload_identity=bool(self.workspace and self.workspace.workload_identity),
             ttl_seconds_after_finished=ttl,

@@ -132,6 +132,7 @@ def test_controller_deployment_runs_the_python_controller_in_the_release_namespa
         "--leader-elect",
         "--health-probe-bind-address=:8081",
         "--metrics-bind-address=:8080",
+        "--pod-security-enforce=baseline",  # podSecurity.enforce: the workspace namespaces' level
     ]
     assert (
         container["image"]
@@ -240,6 +241,9 @@ def test_researcher_cluster_roles_are_shipped_and_bindable_by_the_controller(ren
     assert not any(
         "pods" in rule["resources"] and "create" in rule["verbs"] for rule in researcher["rules"]
     ), "researchers must not create bare pods: that would bypass Kueue"
+    assert not any("pods/exec" in rule["resources"] for rule in researcher["rules"]), (
+        "the driver log needs no exec into pods"
+    )
     reader = _one(objects, "ClusterRole", "tau-clusterqueue-reader-v1")
     assert reader["rules"] == [
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get"]},
@@ -526,3 +530,10 @@ def test_crds_are_the_generated_ones_shipped_with_the_controller_chart(render):
     ]
     shipped = Path(CHART / "charts" / "tau-core-controller" / "crds")
     assert len(list(shipped.glob("*.yaml"))) == 3
+
+
+def test_the_platform_sets_the_pod_security_level_of_workspace_namespaces(render):
+    objects = render("tau-core-controller.podSecurity.enforce=restricted")
+    deployment = _one(objects, "Deployment", "tau-core-controller")
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--pod-security-enforce=restricted" in container["args"]

@@ -1,6 +1,10 @@
 """One researcher workspace for the lifecycle tests: controller-Ready TauWorkspace, ready
 TauCluster profiles, a scaffolded repository connected through the chart's researcher role.
 
+The researcher holds only what the controller binds from the chart (`tau-researcher-v1` in
+the workspace namespace, `tau-clusterqueue-reader-v1`, the workspace reader Role): no grant
+made by the tests, so every verb the tests run as the researcher is one the chart allows.
+
 Module-scoped (see `lifecycle_workspace` in each test module) so the controller, the
 workspace and the connection review happen once per module.
 """
@@ -111,61 +115,36 @@ def tau_cluster(namespace: str) -> dict[str, Any]:
     }
 
 
-def platform_grants(user: str, suffix: str, namespace: str) -> list[dict[str, Any]]:
-    """What the platform grants researchers besides the chart's `tau-researcher-v1` role:
-    get on the singleton TauCluster (connected submission reads the published profiles,
-    fail-closed), creating Events in the workspace namespace (retry attempts are
-    recorded as Events on the workload), and creating/deleting pods there (`tau run get`
-    reads results through a short-lived read-only reader pod).
-    """
-    name = f"tau-profile-reader-{suffix}"
-    subject = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}
-    return [
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": {"name": "tau-run-events", "namespace": namespace},
-            "rules": [
-                {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
-                {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": {"name": "tau-run-events", "namespace": namespace},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "Role",
-                "name": "tau-run-events",
+def results_volume(ws: Workspace, tmp_path: Path, claim: str = "results") -> str:
+    """A bound PVC for run results (the local plane has no provisioner)."""
+    ws.cluster.apply(
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": f"{claim}-{ws.namespace}"},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "hostPath": {"path": str(tmp_path)},
+                    "claimRef": {"namespace": ws.namespace, "name": claim},
+                },
             },
-            "subjects": [subject],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": name},
-            "rules": [
-                {
-                    "apiGroups": ["tau.azure.com"],
-                    "resources": ["clusters"],
-                    "resourceNames": ["cluster"],
-                    "verbs": ["get"],
-                }
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": name},
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": name,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "namespace": ws.namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "volumeName": f"{claim}-{ws.namespace}",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
             },
-            "subjects": [subject],
-        },
-    ]
+        ]
+    )
+    return claim
 
 
 def _restore(cluster: LocalCluster, previous: dict[str, Any] | None) -> None:
@@ -225,7 +204,6 @@ def workspace_setup(cluster: LocalCluster, tmp: Path) -> Iterator[Workspace]:
 
         wait_for("TauCluster workload profiles Ready", profiles_ready, timeout=120)
 
-        cluster.apply(platform_grants(user, system, namespace))
         kubeconfig = cluster.mint_kubeconfig(user, path=tmp / "researcher.kubeconfig")
         config = yaml.safe_load(kubeconfig.read_text())
         config["contexts"][0]["name"] = config["current-context"] = CONTEXT
@@ -266,6 +244,4 @@ def workspace_setup(cluster: LocalCluster, tmp: Path) -> Iterator[Workspace]:
             "delete", "workspaces.tau.azure.com", name, "-n", system, "--wait=false", check=False
         )
         _restore(cluster, previous)
-        for kind in ("clusterrolebinding", "clusterrole"):
-            cluster.kubectl("delete", kind, f"tau-profile-reader-{system}", check=False)
         controller.stop()

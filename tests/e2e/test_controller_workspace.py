@@ -108,6 +108,7 @@ def test_one_apply_yields_a_ready_workspace(local_cluster, controller):
     namespace = get(local_cluster, "namespace", ns)
     labels = namespace["metadata"]["labels"]
     assert labels[keys.PSA_ENFORCE] == "baseline" and labels[keys.PSA_WARN] == "restricted"
+    assert obj["status"]["target"]["podSecurity"] == "baseline"  # what tau run renders for
     assert labels[keys.WORKSPACE] == State.first
     assert labels[keys.KUEUE_DEFAULT_LOCAL_QUEUE] == "jobqueue"
     assert namespace["metadata"]["annotations"][keys.RESULT_SCOPE] == f"/data/{State.first}"

@@ -53,11 +53,21 @@ def test_over_quota_stops_at_kueue_admission_with_hint_and_owner(ws: Workspace) 
     def pending_reason() -> dict | None:
         document = status(ws, "too-big")
         phase = next(p for p in document["phases"] if p["name"] == "Kueue admission")
-        return phase if "reason=" in phase["detail"] else None
+        return phase if "short of quota: " in phase["detail"] else None
 
     phase = wait_for("Kueue's pending reason", pending_reason, timeout=60)
     assert phase["status"] == "active"
-    assert "insufficient quota" in phase["detail"]
+    # Kueue's sentence read back per flavor, the missing amount never cut off.
+    assert "cpu 1k requested, capacity 32, 968 more needed" in phase["detail"]  # Kueue's "1k"
+    assert "more needed" in phase["detail"]
+    document = status(ws, "too-big")
+    [pending] = [d for d in document["diagnostics"] if d["code"] == "KUEUE_PENDING"]
+    assert pending["message"].startswith("Workload ") and "(waiting " in pending["message"]
+    assert "more needed" in pending["message"]
+    assert f"(ClusterQueue {fx.CLUSTER_QUEUE})" in pending["suggestion"]
+    [workload] = document["workloads"]
+    assert workload["waiting"]["clusterQueue"] == fx.CLUSTER_QUEUE
+    assert workload["waiting"]["shortfall"][0]["resource"] == "cpu"
     assert phase["hint"].startswith("quota is reserved per LocalQueue/ClusterQueue")
     assert phase["owner"] == "platform/queue owner"
     human = ws.tau("run", "status", "too-big")

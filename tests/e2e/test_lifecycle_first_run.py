@@ -10,13 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from controller_harness import wait_for
-from lifecycle_env import H200_PROFILE, Workspace, job_target, workspace_setup
+from lifecycle_env import H200_PROFILE, Workspace, job_target, results_volume, workspace_setup
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -171,69 +170,58 @@ def test_gpu_job_lands_on_h200_and_cancel_releases_quota(ws: Workspace) -> None:
     assert "No jobs found" in again.stdout
 
 
-def results_volume(ws: Workspace, tmp_path: Path) -> str:
-    """A bound PVC for run results (the local plane has no provisioner)."""
-    claim = "results"
-    ws.cluster.apply(
-        [
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": f"results-{ws.namespace}"},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "hostPath": {"path": str(tmp_path)},
-                    "claimRef": {"namespace": ws.namespace, "name": claim},
-                },
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": claim, "namespace": ws.namespace},
-                "spec": {
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "volumeName": f"results-{ws.namespace}",
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            },
-        ]
-    )
-    return claim
-
-
 def answer_reader_pods(ws: Workspace, tmp_path: Path, outputs: list[list[str]]) -> None:
-    """Play the reader pod's part on KWOK: each new reader pod prints the next output."""
+    """Play the reader's part on KWOK: each new reader pod prints the next output.
+
+    KWOK finishes a Job's pod about a second after it runs, so the pod's `Logs` object is
+    created from a watch (not a kubectl poll) as soon as the job controller makes the pod.
+    """
+    from kubernetes import client, config, watch
+
+    api = config.new_client_from_config(str(ws.cluster.kubeconfig))
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    ready = threading.Event()
 
     def serve() -> None:
-        served: set[str] = set()
-        deadline = time.monotonic() + 120
-        while outputs and time.monotonic() < deadline:
-            pods = ws.get("pods", "-n", ws.namespace, "-l", "tau.azure.com/role=reader") or {}
-            for pod in pods.get("items") or []:
-                name = pod["metadata"]["name"]
-                if name in served or pod["metadata"].get("deletionTimestamp"):
-                    continue
-                served.add(name)
-                log = tmp_path / f"{name}.log"
-                lines = outputs.pop(0)
-                log.write_text("".join(f"2026-01-01T00:00:00Z stdout F {x}\n" for x in lines))
-                logs = {
-                    "apiVersion": "kwok.x-k8s.io/v1alpha1",
-                    "kind": "Logs",
-                    "metadata": {"name": name, "namespace": ws.namespace},
-                    "spec": {"logs": [{"containers": ["reader"], "logsFile": str(log)}]},
-                }
-                ws.cluster.apply([logs])
-                ws.kubectl(
-                    "annotate", "pod", name, "-n", ws.namespace,
-                    f"{fx.POD_OUTCOME_ANNOTATION}={fx.OUTCOME_SUCCEED}",
-                )  # fmt: skip
-            time.sleep(0.3)
+        stream = watch.Watch()
+        ready.set()
+        for event in stream.stream(
+            core.list_namespaced_pod, ws.namespace, label_selector="tau.azure.com/role=reader",
+            timeout_seconds=120,
+        ):  # fmt: skip
+            pod = event["object"]
+            if event["type"] != "ADDED" or pod.metadata.deletion_timestamp:
+                continue
+            name = pod.metadata.name
+            log = tmp_path / f"{name}.log"
+            lines = outputs.pop(0)
+            log.write_text("".join(f"2026-01-01T00:00:00Z stdout F {x}\n" for x in lines))
+            logs = {
+                "apiVersion": "kwok.x-k8s.io/v1alpha1",
+                "kind": "Logs",
+                "metadata": {"name": name, "namespace": ws.namespace},
+                "spec": {"logs": [{"containers": ["reader"], "logsFile": str(log)}]},
+            }
+            custom.create_namespaced_custom_object(
+                "kwok.x-k8s.io", "v1alpha1", ws.namespace, "logs", logs
+            )
+            if not outputs:
+                stream.stop()
 
     threading.Thread(target=serve, daemon=True).start()
+    ready.wait(10)
+
+
+def readers_left(ws: Workspace) -> list[str]:
+    left = []
+    for kind in ("jobs", "pods"):
+        found = ws.get(kind, "-n", ws.namespace, "-l", "tau.azure.com/role=reader") or {}
+        left += [
+            f"{kind}/{o['metadata']['name']}"
+            for o in found.get("items") or []
+            if kind == "jobs" or not o["metadata"].get("deletionTimestamp")
+        ]
+    return left
 
 
 def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
@@ -266,8 +254,8 @@ def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
     raw = ws.tau("run", "get", "with-results", "--artifact", "metrics.json", "-o", "raw")
     assert raw.returncode == 0, raw.stderr
     assert raw.stdout == '{"loss": 0.1}\n'
-    readers = ws.get("pods", "-n", ws.namespace, "-l", "tau.azure.com/role=reader") or {}
-    assert all(p["metadata"].get("deletionTimestamp") for p in readers.get("items") or [])
+    # The reader is a Job (the researcher role creates no bare pods); it goes with its pod.
+    wait_for("the reader Jobs and their pods to go", lambda: not readers_left(ws), timeout=60)
     assert ws.tau("run", "cancel", "with-results").returncode == 0
 
 
@@ -362,3 +350,171 @@ def test_the_first_run_dead_ends_are_gone(ws: Workspace) -> None:
     assert f'no TauWorkspace "{ws.name}x"' in missing.stderr
     assert f'did you mean "{ws.name}"?' in missing.stderr
     assert "you may not read" not in missing.stderr
+
+
+# --- every hint tau prints is runnable by the researcher it addresses ------------------------
+
+
+def printed_next(stdout: str) -> list[str]:
+    """The commands under `Next:` after a submission."""
+    lines = stdout.splitlines()
+    return [line.strip() for line in lines[lines.index("Next:") + 1 :] if line.startswith("  ")]
+
+
+def run_printed(ws: Workspace, argv: list[str]):
+    """Run a printed `tau` command as the researcher; it must not be refused by RBAC."""
+    assert argv[0] == "tau", argv
+    result = ws.tau(*argv[1:])
+    assert "authorization:" not in result.stderr, (argv, result.stderr)
+    assert "forbidden" not in result.stderr.lower(), (argv, result.stderr)
+    return result
+
+
+def hold_queue(ws: Workspace, policy: str) -> None:
+    """The platform operator holds/releases the workspace LocalQueue (admin kubeconfig)."""
+    ws.kubectl(
+        "patch", "localqueue", fx.CLUSTER_QUEUE, "-n", ws.namespace, "--type", "merge",
+        "-p", json.dumps({"spec": {"stopPolicy": policy}}),
+    )  # fmt: skip
+
+
+def test_every_hint_after_submit_and_in_status_is_runnable_by_the_researcher(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    claim = results_volume(ws, tmp_path, "hint-results")
+    body = job_target("hint-walk", storage={"data_pvc": claim, "output": "/data/out/hint-walk"})
+    ws.target("hint-walk", body)
+    submitted = ws.tau("run", "hint-walk")
+    assert submitted.returncode == 0, submitted.stderr
+    steps = printed_next(submitted.stdout)
+    assert [s.split()[:3] for s in steps] == [
+        ["tau", "run", "status"],
+        ["tau", "logs", "hint-walk"],
+        ["tau", "run", "get"],
+        ["tau", "run", "cancel"],
+    ]
+    answer_reader_pods(ws, tmp_path, [["metrics.json"], ["metrics.json"]])
+    for step in steps[:-1]:  # cancel last
+        result = run_printed(ws, step.split())
+        assert result.returncode == 0, (step, result.stderr)
+    wait_for("the Job to complete", lambda: succeeded(ws, "hint-walk"), timeout=60)
+    document = succeeded(ws, "hint-walk")
+    assert [a["name"] for a in document["actions"]] == ["logs", "results"]
+    for action in document["actions"]:
+        result = run_printed(ws, action["command"]["argv"])
+        assert result.returncode == 0, (action, result.stderr)
+    wait_for("the reader Jobs and their pods to go", lambda: not readers_left(ws), timeout=60)
+    cancelled = run_printed(ws, steps[-1].split())
+    assert cancelled.returncode == 0, cancelled.stderr
+
+
+def test_a_pending_and_a_failed_run_get_hints_the_researcher_can_run(ws: Workspace) -> None:
+    ws.target("hint-fails", job_target("hint-fails"))
+    hold_queue(ws, "Hold")
+    try:
+        submitted = ws.tau("run", "hint-fails")
+        assert submitted.returncode == 0, submitted.stderr
+
+        def pending() -> list[dict]:
+            doc = json.loads(ws.tau("run", "status", "hint-fails", "-o", "json").stdout)
+            return [d for d in doc["diagnostics"] if d["code"] == "KUEUE_PENDING"]
+
+        [waiting] = wait_for("the run to wait for Kueue", pending, timeout=60)
+        assert "platform operator" in waiting["suggestion"]
+        [quota] = waiting["commands"]
+        assert quota["argv"] == ["tau", "workspace", "quota", "show", ws.name]
+        shown = run_printed(ws, quota["argv"])
+        assert shown.returncode == 0, shown.stderr
+        assert f"ClusterQueue: {fx.CLUSTER_QUEUE}" in shown.stdout
+        stamp = {"metadata": {"annotations": {fx.POD_OUTCOME_ANNOTATION: fx.OUTCOME_FAIL}}}
+        ws.kubectl(
+            "patch", "job", "hint-fails", "-n", ws.namespace, "--type", "merge",
+            "-p", json.dumps({"spec": {"template": stamp}}),
+        )  # fmt: skip
+    finally:
+        hold_queue(ws, "None")
+
+    def failed() -> dict | None:
+        doc = json.loads(ws.tau("run", "status", "hint-fails", "-o", "json").stdout)
+        return doc if doc["status"]["state"] == "failed" else None
+
+    document = wait_for("the run to fail", failed, timeout=90)
+    assert [a["name"] for a in document["actions"]] == ["logs", "diagnostics"]
+    for action in document["actions"]:
+        result = run_printed(ws, action["command"]["argv"])
+        assert result.returncode == 0, (action, result.stderr)
+    # resume refuses a crash and names what to do instead: each of those commands runs.
+    resumed = ws.tau("run", "resume", "hint-fails", "--config", "tau/hint-fails.yaml")
+    assert resumed.returncode == 1
+    named = [c.strip("`").split() for c in resumed.stderr.split("`")[1::2]]
+    assert ["tau", "run", "logs", "hint-fails"] in named
+    assert ["tau", "run", "cancel", "hint-fails"] in named
+    for argv in named:
+        result = run_printed(ws, argv)
+        assert result.returncode == 0, (argv, result.stderr)
+
+
+def test_a_denial_names_what_is_missing_not_the_role_the_researcher_holds(ws: Workspace) -> None:
+    """Another namespace is outside the workspace binding: the line says so, and who decides."""
+    denied = ws.tau("run", "list", "-n", "kube-system")
+    assert denied.returncode == 1
+    assert "authorization:" in denied.stderr
+    assert "ask the platform operator for the workspace role" not in denied.stderr
+    assert "platform operator" in denied.stderr
+
+
+# --- Pod Security: tau renders for the level a workspace enforces, and passes warnings on ---
+
+
+def pod_security(ws: Workspace) -> str:
+    obj = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace) or {}
+    return ((obj.get("status") or {}).get("target") or {}).get("podSecurity", "")
+
+
+def enforce(ws: Workspace, level: str) -> None:
+    """The platform operator sets the namespace's level (the controller keeps the label) and
+    nudges the workspace so its status publishes it."""
+    ws.kubectl(
+        "label", "namespace", ws.namespace, "--overwrite",
+        f"pod-security.kubernetes.io/enforce={level}",
+    )  # fmt: skip
+    ws.kubectl(
+        "annotate", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
+        "--overwrite", f"e2e/pod-security={level}",
+    )  # fmt: skip
+    wait_for(f"status podSecurity {level}", lambda: pod_security(ws) == level, 60)
+
+
+def test_a_restricted_workspace_gets_restricted_runs_without_a_warning(ws: Workspace) -> None:
+    labels = ws.get("namespace", ws.namespace)["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"  # the chart's default
+    assert labels["pod-security.kubernetes.io/warn"] == "restricted"
+    assert pod_security(ws) == "baseline"
+    enforce(ws, "restricted")
+    try:
+        ws.target("restricted", job_target("restricted-run"))
+        checked = ws.tau("run", "restricted", "--dry-run=server")
+        assert checked.returncode == 0, checked.stderr
+        assert "PodSecurity" not in checked.stderr, checked.stderr
+        rendered = ws.tau("run", "restricted", "--dry-run=client")
+        assert "runAsNonRoot: true" in rendered.stdout
+        assert "allowPrivilegeEscalation: false" in rendered.stdout
+        submitted = ws.tau("run", "restricted")
+        assert submitted.returncode == 0, submitted.stderr
+        wait_for("the restricted run to complete", lambda: succeeded(ws, "restricted-run"), 60)
+        assert ws.tau("run", "cancel", "restricted-run").returncode == 0
+    finally:
+        enforce(ws, "baseline")
+
+
+def test_pod_security_warnings_are_passed_on_at_submit_one_line_each(ws: Workspace) -> None:
+    """At baseline tau renders plain pods; the API server's restricted-level warnings (the
+    namespace warns at restricted) reach the researcher, one line each."""
+    ws.target("warned", job_target("warned-run"))
+    submitted = ws.tau("run", "warned")
+    assert submitted.returncode == 0, submitted.stderr
+    warned = [line for line in submitted.stderr.splitlines() if "PodSecurity" in line]
+    assert warned, submitted.stderr
+    for line in warned:
+        assert line.startswith('warning: API server: would violate PodSecurity "restricted')
+    assert ws.tau("run", "cancel", "warned-run").returncode == 0

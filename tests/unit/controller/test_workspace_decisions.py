@@ -11,6 +11,7 @@ from tau.controller.workspace import (
     ReconcileError,
     blocked_conditions,
     desired_rbac,
+    enforced_pod_security,
     is_reserved,
     namespace_metadata,
     namespace_patch,
@@ -102,7 +103,7 @@ def test_workspace_rbac_objects_and_subject_mapping():
     assert reader["rules"][1] == {
         "apiGroups": ["tau.azure.com"],
         "resources": ["quotarequests"],
-        "verbs": ["create", "get"],
+        "verbs": ["create", "get", "list"],  # list: quota show lists open requests
     }
     assert all(owned_by(obj, "ml") for _, obj in objects)
 
@@ -138,12 +139,21 @@ def test_created_namespace_gets_pod_security_and_result_scope():
         keys.PSA_WARN: "restricted",
     }
     assert annotations == {keys.RESULT_SCOPE: "/data/ml"}
+    assert enforced_pod_security(None, labels) == "baseline"  # published in the status
+
+
+def test_the_platform_chooses_the_enforced_level_and_warnings_stay_restricted():
+    spec = {"target": {"createNamespace": True}}
+    labels, _ = namespace_metadata(ws("ml", **spec), "jobqueue", None, "restricted")
+    assert labels[keys.PSA_ENFORCE] == "restricted"
+    assert labels[keys.PSA_WARN] == labels[keys.PSA_AUDIT] == "restricted"
 
 
 def test_existing_namespace_keeps_its_pod_security_labels():
     existing = {"metadata": {"name": "ml", "labels": {keys.PSA_ENFORCE: "restricted"}}}
     labels, annotations = namespace_metadata(ws("ml"), "jobqueue", existing)
     assert keys.PSA_ENFORCE not in labels and keys.APP_MANAGED_BY not in labels
+    assert enforced_pod_security(existing, labels) == "restricted"
     patch = namespace_patch(existing, labels, annotations)
     assert patch == {
         "metadata": {

@@ -194,3 +194,17 @@ def test_watches_stream_events_and_fail_with_the_same_typed_errors(scripted):
     with pytest.raises(AuthorizationError) as caught:
         next(watch(KubeClient(kubeconfig, "stand-in"), PODS, "default"))
     assert caught.value.one_line().startswith("authorization: cannot watch pods in namespace")
+
+
+def test_the_api_servers_warning_headers_are_read_as_their_text():
+    from tau.kube.client import warning_texts
+
+    podsecurity = (
+        '299 - "would violate PodSecurity \\"restricted:latest\\": allowPrivilegeEscalation '
+        '!= false (container \\"main\\" must set securityContext.allowPrivilegeEscalation=false)"'
+    )
+    assert warning_texts([podsecurity, '299 - ""', "not RFC 7234"]) == [
+        'would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != false '
+        '(container "main" must set securityContext.allowPrivilegeEscalation=false)',
+        "not RFC 7234",
+    ]

@@ -45,8 +45,11 @@ def test_over_quota_stops_at_kueue_admission_with_the_quota_hint_and_owner(snaps
     phase = first_not_done(snap)
     assert phase.name == "Kueue admission"
     assert phase.status == ph.ACTIVE
-    assert phase.detail.startswith("0/1 admitted queue=jobqueue reason=Pending: couldn't assign")
-    assert "insufficient quota" in phase.detail
+    # Kueue's long sentence becomes each flavor's shortfall, none cut off.
+    assert phase.detail.startswith("0/1 admitted queue=jobqueue short of quota: flavor ")
+    assert phase.detail.endswith(
+        "flavor taugrid-gpu-h200-141gb: nvidia.com/gpu 64 requested, capacity 16, 48 more needed"
+    )
     assert phase.hint == (
         "quota is reserved per LocalQueue/ClusterQueue; check queue capacity and borrowing"
     )

@@ -120,3 +120,26 @@ def test_a_waiting_run_shows_where_kueue_ranks_it(snapshot):
 def test_without_the_visibility_api_a_waiting_run_has_no_position(snapshot):
     (workload,) = st.document(snapshot("over-quota"), TARGET)["workloads"]
     assert workload["queuePosition"] is None
+
+
+def test_a_pending_run_points_at_the_quota_view_of_its_own_workspace(snapshot):
+    """Through a connection `tau workspace quota show WS` finds the workspace by name."""
+    connected = Target(TARGET.kubeconfig, "research-cluster", "research", "ml", "connection", "sys")
+    [pending] = [
+        d for d in st.document(snapshot("over-quota"), connected)["diagnostics"]
+        if d["code"] == "KUEUE_PENDING"
+    ]  # fmt: skip
+    assert pending["commands"][0]["argv"] == ["tau", "workspace", "quota", "show", "ml"]
+    assert "`tau workspace quota show ml`" in pending["suggestion"]
+    assert "platform operator" in pending["suggestion"]
+
+
+def test_over_a_plain_kubeconfig_the_quota_command_names_context_and_system_namespace():
+    plain = Target(TARGET.kubeconfig, "admin", "research", "ml", "kubeconfig", "tau-sys")
+    command = st.quota_command(plain)
+    assert command["argv"] == [
+        "tau", "workspace", "quota", "show", "ml", "--context", "admin",
+        "--system-namespace", "tau-sys",
+    ]  # fmt: skip
+    assert command["env"] == {"KUBECONFIG": TARGET.kubeconfig}
+    assert st.quota_command(TARGET) is None  # no workspace known: no command to guess

@@ -368,3 +368,17 @@ def test_another_placement_than_the_profile_s_is_a_conflict(tmp_path):
     text = JOB.replace("compute:\n  gpus: 0\n", "") + "policy:\n  topology: multi-node-nccl\n"
     with pytest.raises(ValidationError, match=r"policy\.topology=.multi-node-nccl. conflicts"):
         resolve(config(tmp_path, text), workspace=WORKSPACE, profile=PROFILE)
+
+
+def test_a_workspace_enforcing_restricted_pod_security_gets_restricted_pods(tmp_path):
+    """Its namespace would refuse any other pod; the source says why the mode is on."""
+    from dataclasses import replace
+
+    restricted = replace(WORKSPACE, pod_security="restricted")
+    result = resolve(config(tmp_path), workspace=restricted)
+    assert result.intent.restricted
+    assert source(result, "runtime.security.mode").layer is Layer.WORKSPACE
+    assert "Pod Security restricted" in str(source(result, "runtime.security.mode"))
+    for level in ("baseline", None):
+        elsewhere = resolve(config(tmp_path), workspace=replace(WORKSPACE, pod_security=level))
+        assert not elsewhere.intent.restricted

@@ -1,0 +1,25 @@
+"""What `tau run` prints after a submission: only steps that can work for this run."""
+
+from __future__ import annotations
+
+from tau.lifecycle.submit import Submitted, next_steps
+from tau.lifecycle.target import Target
+
+CONNECTED = Target("/k/research.yaml", "research-cluster", "research", "ml", "connection")
+ROUTE = "--workspace ml --namespace research"
+
+
+def test_a_run_with_a_result_location_is_told_how_to_fetch_it():
+    steps = next_steps(Submitted("train", "research", "Job", "s1", results=True), CONNECTED)
+    assert steps == [
+        f"tau run status train --watch {ROUTE}",
+        f"tau logs train {ROUTE}",
+        f"tau run get train {ROUTE}",
+        f"tau run cancel train {ROUTE}",
+    ]
+
+
+def test_a_run_without_results_on_a_pvc_is_not_told_to_run_get():
+    """`tau run get` could only refuse it ("has no result annotations")."""
+    steps = next_steps(Submitted("train", "research", "Job", "s1"), CONNECTED)
+    assert not any(step.startswith("tau run get") for step in steps)
