@@ -6,7 +6,9 @@ broken config never costs the evidence of the old run.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tau import keys
@@ -14,10 +16,23 @@ from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
 from tau.lifecycle.classify import Cause, Failure, diagnose, resume_env
-from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, delete_workload, emit_event
+from tau.lifecycle.retry import (
+    DEFAULT_CHECKPOINT_ROOT,
+    delete_workload,
+    durable_mount,
+    emit_event,
+)
 from tau.lifecycle.snapshot import Snapshot, collect
 
 RESEARCHER = "researcher"
+
+
+def relative(path: Any) -> str:
+    """The config path as the researcher would type it from here."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def check_from(value: str) -> None:
@@ -25,8 +40,9 @@ def check_from(value: str) -> None:
         raise UsageError(f"--from must be an absolute path (starts with /); got {value!r}")
 
 
-def preflight(snap: Snapshot, *, force: bool) -> Cause:
-    """The failure to resume from; refuses anything that should not be resumed."""
+def preflight(snap: Snapshot, *, force: bool, resubmit: str = "tau run TARGET") -> Cause:
+    """The failure to resume from; refuses anything that should not be resumed. `resubmit`
+    is the command that submits the same config again (named in the refusal)."""
     name, namespace = snap.name, snap.namespace
     if not snap.found:
         raise RuntimeFailure(
@@ -56,7 +72,7 @@ def preflight(snap: Snapshot, *, force: bool) -> Cause:
             f"{cause.summary}) — resume (even with --force) only restarts preempted, evicted "
             "or OOM-killed runs",
             hint=f"read `tau run logs {name}`, fix the cause, then `tau run cancel {name}` and "
-            "resubmit with `tau run TARGET`",
+            f"resubmit with `{resubmit}`",
             owner=cause.owner or RESEARCHER,
         )
     if failure is Failure.OOM_KILLED and not force:
@@ -84,7 +100,8 @@ def resume(
     check_from(checkpoint)
     kube, namespace = prepared.kube, prepared.namespace
     snap = collect(kube, namespace, name)
-    cause = preflight(snap, force=force)
+    resubmit = shlex.join(["tau", "run", "--config", relative(prepared.loaded.path)])
+    cause = preflight(snap, force=force, resubmit=resubmit)
     failure = cause.reason
     configured = getattr(prepared.loaded.config, "run_name", "") or ""
     if configured and configured != name:
@@ -102,8 +119,22 @@ def resume(
             "workload may behave differently"
         )
     directory = checkpoint or f"{DEFAULT_CHECKPOINT_ROOT}/{name}"
-    say(f"checkpoint: {directory}")
-    replacement = with_attempt(prepared, resume_env(prepared.intent.env, directory))
+    if durable_mount(render_objects(prepared)[0], directory):
+        say(f"checkpoint: {directory}")
+        env = resume_env(prepared.intent.env, directory)
+    elif checkpoint:
+        raise UsageError(
+            f"--from {checkpoint} is on no volume the run mounts, so no checkpoint can be there",
+            hint="pass a path under the run's storage (e.g. its data PVC at /data)",
+        )
+    else:
+        say(
+            f"note: no volume is mounted at {directory}, so the resumed run starts from "
+            "scratch without TAU_RESUME_FROM; mount storage there to resume from checkpoints"
+        )
+        directory = ""
+        env = prepared.intent.env
+    replacement = with_attempt(prepared, env)
     try:
         objects = render_objects(replacement)
     except TauError as error:
@@ -120,7 +151,7 @@ def resume(
         collect(kube, namespace, name),
         f"{name}-resume-{replacement.intent.provenance.submission_id[:8]}",
         "RunResumed",
-        f"submission_id={name} resumed_after={failure} checkpoint={directory}",
+        f"submission_id={name} resumed_after={failure} checkpoint={directory or 'none'}",
         say,
     )
     return submitted

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from controller_harness import wait_for
-from lifecycle_env import Workspace, job_target, workspace_setup
+from lifecycle_env import Workspace, job_target, results_volume, workspace_setup
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -164,13 +165,20 @@ def test_a_preempted_run_is_preempted_for_status_resume_and_history_alike(ws: Wo
     assert "failure reason: Preempted" in resumed.stderr
     assert "cause: preemption: pod run-preempted-" in resumed.stderr
     assert "(owner: platform/queue owner)" in resumed.stderr
-    assert env_of(ws, "run-preempted")["TAU_RESUME_FROM"] == (
-        "/data/checkpoints/finetunes/run-preempted"
+    # Nothing is mounted at /data: resume promises no checkpoint path there.
+    assert "TAU_RESUME_FROM" not in env_of(ws, "run-preempted")
+    assert "checkpoint: /data" not in resumed.stderr
+    assert (
+        "note: no volume is mounted at /data/checkpoints/finetunes/run-preempted" in resumed.stderr
     )
 
 
-def test_oom_is_retried_only_when_listed_and_resume_needs_force(ws: Workspace) -> None:
-    ws.target("oom", job_target("retry-oom", resilience={"max_retries": 1, **FAST}))
+def test_oom_is_retried_only_when_listed_and_resume_needs_force(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    claim = results_volume(ws, tmp_path, "oom-data")  # --from must be on a mounted volume
+    body = job_target("retry-oom", resilience={"max_retries": 1, **FAST})
+    ws.target("oom", {**body, "storage": {"data_pvc": claim}})
     refused = first_attempt_fails(ws, "retry-oom", fx.OUTCOME_OOMKILLED, "oom")
     assert refused.returncode == 1
     assert "failed (OOMKilled) — not in retry_on list [Preempted, Evicted]" in refused.stderr

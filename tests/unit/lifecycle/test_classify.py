@@ -173,6 +173,12 @@ def test_a_crashed_run_resume_says_to_cancel_and_resubmit(snapshot):
         assert raised.value.owner == "researcher"
 
 
+def test_the_resume_refusal_names_the_resubmission_of_the_config_it_was_given(snapshot):
+    with pytest.raises(RuntimeFailure) as raised:
+        preflight(snapshot("failed-unknown"), force=True, resubmit="tau run --config tau/x.yaml")
+    assert "resubmit with `tau run --config tau/x.yaml`" in raised.value.one_line()
+
+
 def test_a_running_or_succeeded_run_has_no_failure_block(snapshot):
     for recording in ("completed", "over-quota"):
         assert st.document(snapshot(recording), Target(None, "", "research"))["failure"] is None
