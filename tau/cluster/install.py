@@ -9,6 +9,7 @@ return to chart defaults (operators pass their complete values file each time).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -163,6 +164,8 @@ def server_side_args(helm: Helm) -> list[str]:
     return []
 
 
+# The components a values switch can leave out of the release (components.<key>.enabled).
+SWITCHED = {"Kueue": "kueue", "KubeRay": "kuberayOperator"}
 DEFAULT_COMPONENTS = (
     "Kueue",
     "KubeRay",
@@ -180,6 +183,7 @@ OPT_IN_COMPONENTS = ("lifecycle recorder",)
 
 def plan_lines(opts: InstallOptions) -> list[str]:
     """The plan block printed before anything runs."""
+    off = disabled_components(opts)
     version = opts.chart.version
     if opts.chart.local_dir is not None:
         version = f"{read_chart_yaml(opts.chart.local_dir).get('version', '?')} (local chart)"
@@ -191,11 +195,63 @@ def plan_lines(opts: InstallOptions) -> list[str]:
         f"  version:     {version}",
         f"  helm wait:   {'on (--wait)' if opts.wait else 'off (Tau readiness report instead)'}",
         f"  rollback:    {'on failure (--atomic)' if opts.atomic else 'off'}",
-        f"  components:  {', '.join(DEFAULT_COMPONENTS)}",
+        f"  components:  {', '.join(c for c in DEFAULT_COMPONENTS if c not in off)}",
         f"  opt-in:      {', '.join(OPT_IN_COMPONENTS)}",
         "  validation:  Kubernetes >=1.30, Kueue, KubeRay, Portal, Tau controller, TauCluster "
         "NodesReady, baseline ClusterQueue, quota guard",
     ]
+
+
+def disabled_components(opts: InstallOptions) -> set[str]:
+    """Components the values files or --set turn off (later ones win, as in Helm)."""
+    enabled = {name: True for name in SWITCHED}
+    for path in opts.values_files:
+        data = safeyaml.load(Path(path).read_text()) if Path(path).is_file() else None
+        components = (data or {}).get("components") if isinstance(data, dict) else None
+        for name, key in SWITCHED.items():
+            switch = (components or {}).get(key) if isinstance(components, dict) else None
+            if isinstance(switch, dict) and isinstance(switch.get("enabled"), bool):
+                enabled[name] = switch["enabled"]
+    for item in opts.set_values:
+        key, _, value = item.partition("=")
+        for name, switch in SWITCHED.items():
+            if key.strip() == f"components.{switch}.enabled":
+                enabled[name] = value.strip().lower() != "false"
+    return {name for name, on in enabled.items() if not on}
+
+
+_OWNERSHIP = re.compile(
+    r'(?P<kind>[A-Za-z]+) "(?P<name>[^"]+)"(?: in namespace "(?P<namespace>[^"]*)")? exists '
+    r"and cannot be imported into the current release: invalid ownership metadata"
+)
+# The values that leave the chart's own copy of a kind out, when the cluster already has one.
+_OWN_COPY_OFF = {
+    "PriorityClass": "baselineQueue.priorityClasses.enabled=false",
+    "WorkloadPriorityClass": "baselineQueue.priorityClasses.enabled=false",
+}
+
+
+def ownership_conflict(opts: InstallOptions, message: str) -> RuntimeFailure | None:
+    """Helm's "invalid ownership metadata" refusal as one line naming the object and the fix."""
+    match = _OWNERSHIP.search(message)
+    if match is None:
+        return None
+    kind, name, namespace = match["kind"], match["name"], match["namespace"] or ""
+    where = f' in namespace "{namespace}"' if namespace else ""
+    target = f"{kind.lower()} {name}" + (f" -n {namespace}" if namespace else "")
+    adopt = (
+        f"kubectl label {target} app.kubernetes.io/managed-by=Helm; kubectl annotate {target} "
+        f"meta.helm.sh/release-name={opts.release} "
+        f"meta.helm.sh/release-namespace={opts.namespace}"
+    )
+    own_copy = _OWN_COPY_OFF.get(kind)
+    fix = f"keep yours and install with --set {own_copy}, or " if own_copy else ""
+    return RuntimeFailure(
+        f'{kind} "{name}"{where} already exists and is not part of Helm release '
+        f"{opts.release} (namespace {opts.namespace}), so the install stopped before changing it",
+        hint=f"{fix}let the release adopt it (`{adopt}`), or delete it",
+        owner="platform operator",
+    )
 
 
 def render_summary(manifest: str) -> list[tuple[str, int]]:
@@ -210,6 +266,9 @@ def render_summary(manifest: str) -> list[tuple[str, int]]:
 def chart_error(opts: InstallOptions, message: str) -> RuntimeFailure:
     """A Helm failure as one line; chart guards already name their owner."""
     message = message.removesuffix(f" (owner: {HELM_OWNER})")
+    conflict = ownership_conflict(opts, message)
+    if conflict is not None:
+        return conflict
     lowered = message.lower()
     if opts.chart.local_dir is None and any(m in lowered for m in _CHART_RESOLUTION_MARKERS):
         return RuntimeFailure(

@@ -18,6 +18,7 @@ from tau.cluster.chart import (
 from tau.cluster.install import (
     ImageUse,
     InstallOptions,
+    chart_error,
     image_lines,
     install,
     parse_duration,
@@ -318,3 +319,53 @@ def test_image_lines_name_every_image_and_abbreviate_long_workload_lists():
 def test_the_plan_names_a_local_chart_by_its_chart_yaml_version():
     text = "\n".join(plan_lines(options(chart=ChartRef(str(CHART_DIR)))))
     assert f"version:     {DEFAULT_CHART_VERSION} (local chart)" in text
+
+
+def test_the_plan_leaves_out_components_the_values_turn_off(tmp_path):
+    """A local cluster with its own Kueue and KubeRay: the plan must not promise them."""
+    values = tmp_path / "local.yaml"
+    values.write_text(
+        yaml.safe_dump({"components": {"kueue": {"enabled": False}}, "baselineQueue": {}})
+    )
+    opts = options(
+        values_files=[str(values)], set_values=["components.kuberayOperator.enabled=false"]
+    )
+    [components] = [line for line in plan_lines(opts) if line.startswith("  components:")]
+    assert "Kueue" not in components and "KubeRay" not in components
+    assert "tau-core-controller" in components
+    [default] = [line for line in plan_lines(options()) if line.startswith("  components:")]
+    assert "Kueue, KubeRay" in default
+
+
+# Helm 3's refusal, as printed against the local cluster's pre-created PriorityClasses.
+HELM_OWNERSHIP = (
+    "rendered manifests contain a resource that already exists. Unable to continue with "
+    'install: PriorityClass "taugrid-default" in namespace "" exists and cannot be imported '
+    "into the current release: invalid ownership metadata; label validation error: missing key "
+    '"app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: '
+    'missing key "meta.helm.sh/release-name": must be set to "taugrid"'
+)
+
+
+def test_a_helm_ownership_conflict_is_one_line_naming_the_object_and_the_fix():
+    error = chart_error(options(), HELM_OWNERSHIP)
+    line = error.one_line()
+    assert line.startswith(
+        'PriorityClass "taugrid-default" already exists and is not part of Helm release taugrid '
+        "(namespace tau-system)"
+    )
+    assert "--set baselineQueue.priorityClasses.enabled=false" in line
+    assert "kubectl label priorityclass taugrid-default app.kubernetes.io/managed-by=Helm" in line
+    assert "meta.helm.sh/release-namespace=tau-system" in line
+    assert "\n" not in line and error.owner == "platform operator"
+
+
+def test_a_namespaced_conflict_names_its_namespace_and_no_values_switch():
+    message = HELM_OWNERSHIP.replace(
+        'PriorityClass "taugrid-default" in namespace ""',
+        ('ConfigMap "portal" in namespace "tau-system"'),
+    )
+    line = chart_error(options(), message).one_line()
+    assert 'ConfigMap "portal" in namespace "tau-system" already exists' in line
+    assert "kubectl label configmap portal -n tau-system" in line
+    assert "--set" not in line
