@@ -154,7 +154,7 @@ def test_version_parsing_and_the_min_version_gate():
 
 @pytest.mark.parametrize("bad", ["0.3", "0.3.0.1", "latest", "0.3.x", ""])
 def test_min_version_must_be_major_minor_patch(bad):
-    with pytest.raises(ValueError, match="is not a version like 0.3.0"):
+    with pytest.raises(ValueError, match=r"is not a version like 0\.3\.0"):
         parse_version(bad)
 
 
