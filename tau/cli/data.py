@@ -1,6 +1,6 @@
 """`tau data dataset|model`: flags -> `tau.data` -> print.
 
-Every verb works on the connected workspace's data PVC (through helper pods, as the
+Every verb works on the connected workspace's data PVC (through short-lived helper Jobs, as the
 workspace identity) unless `--registry file://DIR` names a local directory.
 """
 
@@ -25,7 +25,7 @@ app = typer.Typer(
     context_settings=SETTINGS,
     help="Dataset and model registries: one place to resolve durable inputs.\n\n"
     "Records live on the workspace's data PVC (default PVC blob-training, mounted at /data in "
-    "runs) and are read and written by short-lived helper pods under your workspace identity. "
+    "runs) and are read and written by short-lived helper Jobs under your workspace identity. "
     "Records are immutable; only aliases move.",
 )
 dataset_app = typer.Typer(

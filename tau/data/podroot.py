@@ -1,4 +1,4 @@
-"""The workspace data PVC as a registry root, reached through short-lived helper pods.
+"""The workspace data PVC as a registry root, reached through short-lived helper Jobs.
 
 Registry verbs run here, on the researcher's machine, as the workspace connection's
 identity; the pods only move bytes. A verb costs a few pods, never a standing service:
@@ -36,9 +36,9 @@ from tau.data.root import ANY, Conflict, DirectoryRoot, Exists, FileStat, Missin
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import AuthorizationError, KubeClient
 from tau.kube.deletion import delete
-from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, PODS
+from tau.kube.resources import JOBS, PERSISTENT_VOLUME_CLAIMS, PODS
 from tau.kube.stream import pod_log, watch
-from tau.lifecycle.artifacts import READER_IMAGE
+from tau.lifecycle.artifacts import READER_IMAGE, READER_TTL
 
 UID = 65532
 # The kernel caps one environment string at 128 KiB; chunks stay well below it.
@@ -339,19 +339,19 @@ class PodRoot:
         *,
         writable: bool = False,
     ) -> tuple[bool, list[str]]:
-        pod = helper_pod(self.namespace, self.pvc, role, script, args, env, timeout, writable)
-        phase, lines = self._execute(pod, timeout)
+        job = helper_job(self.namespace, self.pvc, role, script, args, env, timeout, writable)
+        phase, lines = self._execute(job, timeout)
         return phase == "Succeeded", lines
 
-    def _execute(self, pod: dict[str, Any], timeout: float) -> tuple[str, list[str]]:
-        """Create the pod, wait for it to finish, read its output, delete it."""
-        name = pod["metadata"]["name"]
-        self.kube.create(PODS, pod, self.namespace)
+    def _execute(self, job: dict[str, Any], timeout: float) -> tuple[str, list[str]]:
+        """Create the Job, wait for its pod to finish, read its output, delete both."""
+        name = job["metadata"]["name"]
+        self.kube.create(JOBS, job, self.namespace)
         try:
-            phase = _wait(self.kube, self.namespace, name, timeout, self.label)
-            lines = list(pod_log(self.kube, self.namespace, name, container="registry"))
+            pod, phase = _wait(self.kube, self.namespace, name, timeout, self.label)
+            lines = list(pod_log(self.kube, self.namespace, pod, container="registry"))
         finally:
-            delete(self.kube, PODS, name, self.namespace)
+            delete(self.kube, JOBS, name, self.namespace, propagation="Foreground")
         return phase, lines
 
 
@@ -384,7 +384,7 @@ def placement(env: dict[str, str] | None = None) -> dict[str, Any]:
     return out
 
 
-def helper_pod(
+def helper_job(
     namespace: str,
     pvc: str,
     role: str,
@@ -394,16 +394,13 @@ def helper_pod(
     timeout: float,
     writable: bool,
 ) -> dict[str, Any]:
+    """A one-pod Job, not a bare pod: the researcher role creates Jobs (Kueue's path for
+    everything else it runs) and grants no pod create."""
     where = placement()
     image = where.pop("image")
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"tau-data-{role}-{uuid.uuid4().hex[:8]}",
-            "namespace": namespace,
-            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ROLE: f"registry-{role}"},
-        },
+    labels = {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ROLE: f"registry-{role}"}
+    pod = {
+        "metadata": {"labels": dict(labels)},
         "spec": {
             "restartPolicy": "Never",
             "activeDeadlineSeconds": int(timeout),
@@ -439,20 +436,44 @@ def helper_pod(
             **where,
         },
     }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"tau-data-{role}-{uuid.uuid4().hex[:8]}",
+            "namespace": namespace,
+            "labels": dict(labels),
+        },
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": int(timeout),
+            # Left behind only if this process dies mid-run; the job controller cleans up.
+            "ttlSecondsAfterFinished": READER_TTL,
+            "template": pod,
+        },
+    }
 
 
-def _wait(kube: KubeClient, namespace: str, name: str, timeout: float, label: str) -> str:
+def _wait(
+    kube: KubeClient, namespace: str, job: str, timeout: float, label: str
+) -> tuple[str, str]:
+    """(pod name, terminal phase) of the Job's one pod."""
     deadline = time.monotonic() + timeout + 30
     while True:
         for event in watch(
-            kube, PODS, namespace, field_selector=f"metadata.name={name}", timeout_seconds=10
+            kube,
+            PODS,
+            namespace,
+            label_selector=f"{keys.JOB_NAME_LABEL}={job}",
+            timeout_seconds=10,
         ):
-            phase = ((event.get("object") or {}).get("status") or {}).get("phase", "")
+            obj = event.get("object") or {}
+            phase = (obj.get("status") or {}).get("phase", "")
             if phase in ("Succeeded", "Failed"):
-                return phase
+                return (obj.get("metadata") or {}).get("name", ""), phase
         if time.monotonic() >= deadline:
             raise RuntimeFailure(
-                f"registry helper pod {namespace}/{name} did not finish within {timeout:g}s",
+                f"registry helper Job {namespace}/{job} did not finish within {timeout:g}s",
                 hint=f"check that {label} is bound and mountable",
                 owner=STORAGE,
             )

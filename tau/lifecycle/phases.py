@@ -300,8 +300,8 @@ def kueue_admission(snap: Snapshot) -> Phase:
     reason = (preempting or reasons or [""])[0]
     rows = shortfalls(reason)
     if rows:
-        # Kueue's sentence runs long; its useful part is each flavor's missing amount.
-        detail += " short of quota: " + "; ".join(describe(r) for r in rows)
+        # Kueue's reason in its own words; its long sentence cut to each flavor's shortfall.
+        detail += " insufficient quota: " + "; ".join(describe(r) for r in rows)
     elif reason:
         detail += f" reason={reason if len(reason) <= 200 else reason[:197] + '...'}"
     hint = ""

@@ -166,7 +166,7 @@ def _pending_diagnostic(
     rows = pending.shortfalls(reason)
     head = f"Workload {name} is not admitted" + (f" (waiting {waited})" if waited else "")
     shortfall = "; ".join(pending.describe(r) for r in rows)
-    detail = f"short of quota: {shortfall}" if rows else reason
+    detail = f"insufficient quota: {shortfall}" if rows else reason
     queue = (wl.get("spec") or {}).get("queueName", "")
     return {
         "code": "KUEUE_PENDING",

@@ -53,7 +53,7 @@ def test_over_quota_stops_at_kueue_admission_with_hint_and_owner(ws: Workspace) 
     def pending_reason() -> dict | None:
         document = status(ws, "too-big")
         phase = next(p for p in document["phases"] if p["name"] == "Kueue admission")
-        return phase if "short of quota: " in phase["detail"] else None
+        return phase if "insufficient quota: " in phase["detail"] else None
 
     phase = wait_for("Kueue's pending reason", pending_reason, timeout=60)
     assert phase["status"] == "active"
@@ -261,19 +261,27 @@ def test_a_degraded_workspace_refuses_submission(ws: Workspace) -> None:
         obj = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace)
         return (obj.get("status") or {}).get("phase", "")
 
-    patch = {"spec": {"queue": "no-such-clusterqueue"}}
-    ws.kubectl(
-        "patch", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
-        "--type", "merge", "-p", json.dumps(patch),
-    )  # fmt: skip
-    wait_for("the workspace to degrade", lambda: phase() == "Degraded", timeout=90)
-    ws.target("degraded", job_target("degraded"))
-    result = ws.tau("run", "degraded")
-    assert result.returncode == 1
-    line = error_line(result)
-    assert line.startswith("error: workspace readiness: ")
-    assert "Degraded" in line and "platform operator" in line
-    assert ws.get("job", "degraded", "-n", ws.namespace) is None
+    def point_at(queue: str) -> None:
+        ws.kubectl(
+            "patch", "workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace,
+            "--type", "merge", "-p", json.dumps({"spec": {"queue": queue}}),
+        )  # fmt: skip
+
+    workspace = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace)
+    point_at("no-such-clusterqueue")
+    try:
+        wait_for("the workspace to degrade", lambda: phase() == "Degraded", timeout=90)
+        ws.target("degraded", job_target("degraded"))
+        result = ws.tau("run", "degraded")
+        assert result.returncode == 1
+        line = error_line(result)
+        assert line.startswith("error: workspace readiness: ")
+        assert "Degraded" in line and "platform operator" in line
+        assert ws.get("job", "degraded", "-n", ws.namespace) is None
+    finally:
+        # The module's later tests submit to this workspace: leave it as it was found.
+        point_at(workspace["spec"]["queue"])
+        wait_for("the workspace to recover", lambda: phase() == "Ready", timeout=90)
 
 
 def test_without_a_descriptor_context_alone_submits_to_the_primary_workspace(

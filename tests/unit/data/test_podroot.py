@@ -17,7 +17,7 @@ import pytest
 
 from tau import keys
 from tau.data import datasets, layout, models
-from tau.data.podroot import PodRoot, helper_pod
+from tau.data.podroot import PodRoot, helper_job
 from tau.data.root import Scope
 from tau.errors import RuntimeFailure, UsageError
 
@@ -40,7 +40,7 @@ def applets(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class LocalPods(PodRoot):
-    """A PodRoot whose pods run as local processes over `data`."""
+    """A PodRoot whose helper Jobs' pods run as local processes over `data`."""
 
     path = ""
 
@@ -52,7 +52,8 @@ class LocalPods(PodRoot):
     def _check_claim(self) -> None:
         pass
 
-    def _execute(self, pod: dict[str, Any], timeout: float) -> tuple[str, list[str]]:
+    def _execute(self, job: dict[str, Any], timeout: float) -> tuple[str, list[str]]:
+        pod = job["spec"]["template"]
         self.pods.append(pod)
         container = pod["spec"]["containers"][0]
         env = {e["name"]: e["value"] for e in container["env"]}
@@ -179,8 +180,10 @@ def test_reading_outside_the_verb_scope_is_a_programming_error(tmp_path: Path) -
         root.read(layout.model_run("demo", "run-a"))
 
 
-def test_helper_pods_are_restricted_and_carry_no_credentials() -> None:
-    pod = helper_pod("research", "training-data", "write", "true", [], [], 120, True)
+def test_helper_jobs_run_one_restricted_pod_that_carries_no_credentials() -> None:
+    job = helper_job("research", "training-data", "write", "true", [], [], 120, True)
+    assert job["kind"] == "Job" and job["spec"]["backoffLimit"] == 0
+    pod = job["spec"]["template"]
     spec = pod["spec"]
     assert spec["automountServiceAccountToken"] is False
     assert spec["securityContext"]["runAsNonRoot"] is True
@@ -194,10 +197,10 @@ def test_helper_pods_are_restricted_and_carry_no_credentials() -> None:
 
 
 @pytest.mark.parametrize("writable", [False, True])
-def test_helper_pods_are_valid_kubernetes_pods(writable: bool) -> None:
+def test_helper_jobs_are_valid_kubernetes_jobs(writable: bool) -> None:
     from tests.unit.render.schema import validate
 
-    validate(helper_pod("research", "training-data", "copy", "true", ["a"], [], 3600, writable))
+    validate(helper_job("research", "training-data", "copy", "true", ["a"], [], 3600, writable))
 
 
 def test_the_platform_can_mirror_the_image_and_place_helper_pods(monkeypatch) -> None:
@@ -206,7 +209,8 @@ def test_the_platform_can_mirror_the_image_and_place_helper_pods(monkeypatch) ->
     monkeypatch.setenv(
         keys.ENV_HELPER_TOLERATIONS, "tau.azure.com/real-node=true:NoSchedule,x:NoExecute"
     )
-    spec = helper_pod("research", "training-data", "read", "true", [], [], 120, False)["spec"]
+    job = helper_job("research", "training-data", "read", "true", [], [], 120, False)
+    spec = job["spec"]["template"]["spec"]
     assert spec["containers"][0]["image"] == "registry.local/busybox:1.36.1"
     assert spec["nodeSelector"] == {"agentpool": "real", "type": "real"}
     assert spec["tolerations"] == [
@@ -220,4 +224,4 @@ def test_the_platform_can_mirror_the_image_and_place_helper_pods(monkeypatch) ->
     ]
     monkeypatch.setenv(keys.ENV_HELPER_NODE_SELECTOR, "novalue")
     with pytest.raises(UsageError, match="TAU_HELPER_NODE_SELECTOR: 'novalue' is not key=value"):
-        helper_pod("research", "training-data", "read", "true", [], [], 120, False)
+        helper_job("research", "training-data", "read", "true", [], [], 120, False)

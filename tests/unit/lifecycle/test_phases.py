@@ -46,7 +46,7 @@ def test_over_quota_stops_at_kueue_admission_with_the_quota_hint_and_owner(snaps
     assert phase.name == "Kueue admission"
     assert phase.status == ph.ACTIVE
     # Kueue's long sentence becomes each flavor's shortfall, none cut off.
-    assert phase.detail.startswith("0/1 admitted queue=jobqueue short of quota: flavor ")
+    assert phase.detail.startswith("0/1 admitted queue=jobqueue insufficient quota: flavor ")
     assert phase.detail.endswith(
         "flavor taugrid-gpu-h200-141gb: nvidia.com/gpu 64 requested, capacity 16, 48 more needed"
     )
