@@ -24,7 +24,6 @@ import os
 import posixpath
 import shlex
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -35,10 +34,8 @@ from tau.data import layout
 from tau.data.root import ANY, Conflict, DirectoryRoot, Exists, FileStat, Missing, Scope
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import AuthorizationError, KubeClient
-from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, PERSISTENT_VOLUME_CLAIMS, PODS
-from tau.kube.stream import pod_log, watch
-from tau.lifecycle.artifacts import READER_IMAGE, READER_TTL
+from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS
+from tau.lifecycle.artifacts import READER_IMAGE, READER_TTL, run_job_pod
 
 UID = 65532
 # The kernel caps one environment string at 128 KiB; chunks stay well below it.
@@ -344,15 +341,18 @@ class PodRoot:
         return phase == "Succeeded", lines
 
     def _execute(self, job: dict[str, Any], timeout: float) -> tuple[str, list[str]]:
-        """Create the Job, wait for its pod to finish, read its output, delete both."""
-        name = job["metadata"]["name"]
-        self.kube.create(JOBS, job, self.namespace)
-        try:
-            pod, phase = _wait(self.kube, self.namespace, name, timeout, self.label)
-            lines = list(pod_log(self.kube, self.namespace, pod, container="registry"))
-        finally:
-            delete(self.kube, JOBS, name, self.namespace, propagation="Foreground")
-        return phase, lines
+        """(phase, output) of the helper Job's pod; the Job is gone afterwards."""
+        done = run_job_pod(
+            self.kube, self.namespace, job, container="registry", timeout=timeout + 30
+        )
+        if done is None:
+            raise RuntimeFailure(
+                f"registry helper Job {self.namespace}/{job['metadata']['name']} did not "
+                f"finish within {timeout:g}s",
+                hint=f"check that {self.label} is bound and mountable",
+                owner=STORAGE,
+            )
+        return done
 
 
 def placement(env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -452,31 +452,6 @@ def helper_job(
             "template": pod,
         },
     }
-
-
-def _wait(
-    kube: KubeClient, namespace: str, job: str, timeout: float, label: str
-) -> tuple[str, str]:
-    """(pod name, terminal phase) of the Job's one pod."""
-    deadline = time.monotonic() + timeout + 30
-    while True:
-        for event in watch(
-            kube,
-            PODS,
-            namespace,
-            label_selector=f"{keys.JOB_NAME_LABEL}={job}",
-            timeout_seconds=10,
-        ):
-            obj = event.get("object") or {}
-            phase = (obj.get("status") or {}).get("phase", "")
-            if phase in ("Succeeded", "Failed"):
-                return (obj.get("metadata") or {}).get("name", ""), phase
-        if time.monotonic() >= deadline:
-            raise RuntimeFailure(
-                f"registry helper Job {namespace}/{job} did not finish within {timeout:g}s",
-                hint=f"check that {label} is bound and mountable",
-                owner=STORAGE,
-            )
 
 
 def _proofs(lines: list[str]) -> list[FileStat]:

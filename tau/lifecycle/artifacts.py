@@ -151,20 +151,18 @@ def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
     }
 
 
-def read_with_job(kube: KubeClient, namespace: str, job: dict[str, Any]) -> str:
-    """Create the reader Job, wait for its pod to finish, return its output, delete both."""
+def run_job_pod(
+    kube: KubeClient, namespace: str, job: dict[str, Any], *, container: str, timeout: float
+) -> tuple[str, list[str]] | None:
+    """Create a one-pod Job, wait for its pod to end, read `container`'s log, delete both.
+
+    (terminal phase, log lines), or None when the pod has not ended within `timeout`: the
+    caller names what it was waiting for."""
     name = job["metadata"]["name"]
     kube.create(JOBS, job, namespace)
     try:
-        deadline = time.monotonic() + READER_TIMEOUT
-        pod, phase = "", ""
-        while phase not in ("Succeeded", "Failed"):
-            if time.monotonic() >= deadline:
-                raise RuntimeFailure(
-                    f"reader Job {namespace}/{name} did not finish within {READER_TIMEOUT:g}s",
-                    hint="check that the PVC is bound and mountable in this namespace",
-                    owner="platform operator (storage)",
-                )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
             for event in watch(
                 kube,
                 PODS,
@@ -174,15 +172,29 @@ def read_with_job(kube: KubeClient, namespace: str, job: dict[str, Any]) -> str:
             ):
                 obj = event.get("object") or {}
                 phase = (obj.get("status") or {}).get("phase", "")
-                pod = (obj.get("metadata") or {}).get("name", "")
                 if phase in ("Succeeded", "Failed"):
-                    break
-        text = "\n".join(pod_log(kube, namespace, pod, container="reader"))
-        if phase == "Failed":
-            raise RuntimeFailure(f"reading results failed: {text.strip()[:300]}")
-        return text
+                    pod = (obj.get("metadata") or {}).get("name", "")
+                    return phase, list(pod_log(kube, namespace, pod, container=container))
+        return None
     finally:
         delete(kube, JOBS, name, namespace, propagation="Foreground")
+
+
+def read_with_job(kube: KubeClient, namespace: str, job: dict[str, Any]) -> str:
+    """The reader Job's output; a failed or unfinished read is one runtime error."""
+    done = run_job_pod(kube, namespace, job, container="reader", timeout=READER_TIMEOUT)
+    if done is None:
+        raise RuntimeFailure(
+            f"reader Job {namespace}/{job['metadata']['name']} did not finish within "
+            f"{READER_TIMEOUT:g}s",
+            hint="check that the PVC is bound and mountable in this namespace",
+            owner="platform operator (storage)",
+        )
+    phase, lines = done
+    text = "\n".join(lines)
+    if phase == "Failed":
+        raise RuntimeFailure(f"reading results failed: {text.strip()[:300]}")
+    return text
 
 
 def mount_point(path: str) -> str:
