@@ -8,6 +8,7 @@ happens on first use, keeping offline commands fast.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 from dataclasses import dataclass
@@ -91,7 +92,8 @@ class KubeClient:
         if _in_cluster(self.kubeconfig, self.context):
             # kubectl's rule: no kubeconfig at all inside a pod means its ServiceAccount.
             try:
-                config.load_incluster_config(client_configuration=configuration)
+                # kubernetes.config leaves its loaders unannotated.
+                config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             except ConfigException as error:
                 raise AccessError(
                     f"cannot load the in-cluster ServiceAccount: {_first_line(str(error))}",
@@ -102,7 +104,7 @@ class KubeClient:
             self.host = configuration.host
             return client.ApiClient(configuration=configuration)
         try:
-            config.load_kube_config(
+            config.load_kube_config(  # type: ignore[no-untyped-call]  # unannotated loader
                 config_file=self.kubeconfig or _default_kubeconfig(),
                 context=self.context or None,
                 client_configuration=configuration,
@@ -132,7 +134,7 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         warnings: list[str] | None = None,
-    ) -> Any:
+    ) -> dict[str, Any]:
         """One API call; returns the decoded JSON body or raises a `KubeError`. The API
         server's `Warning` headers (e.g. PodSecurity's) are appended to `warnings`."""
         response = self.send(
@@ -141,7 +143,8 @@ class KubeClient:
         if warnings is not None:
             warnings.extend(warning_texts(response.headers.getlist("Warning")))
         data = response.data or b""
-        return json.loads(data) if data else {}
+        decoded: dict[str, Any] = json.loads(data) if data else {}  # every answer is an object
+        return decoded
 
     def send(
         self,
@@ -226,7 +229,7 @@ class KubeClient:
         *,
         label_selector: str = "",
         field_selector: str = "",
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         query = []
         if label_selector:
             query.append(("labelSelector", label_selector))
@@ -247,7 +250,7 @@ class KubeClient:
         namespace: str = "",
         *,
         dry_run: bool = False,
-        warnings: list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
     ) -> dict[str, Any]:
         """Create `obj`; `dry_run=True` asks the server to validate and admit without persisting."""
         namespace = namespace or obj.get("metadata", {}).get("namespace", "")
@@ -409,7 +412,7 @@ def _default_kubeconfig() -> str:
     return os.pathsep.join(candidates)
 
 
-def warning_texts(headers: list[str]) -> list[str]:
+def warning_texts(headers: builtins.list[str]) -> builtins.list[str]:
     """The text of each RFC 7234 `Warning` header the API server sends (`299 - "text"`)."""
     texts = []
     for header in headers:

@@ -43,8 +43,16 @@ class NotFoundError(KubeError):
 
     layer = "not found"
 
-    def __init__(self, message: str, *, resource_missing: bool = False, **kwargs):
-        super().__init__(message, **kwargs)
+    def __init__(
+        self,
+        message: str,
+        *,
+        resource_missing: bool = False,
+        hint: str = "",
+        owner: str = "",
+        status: int = 0,
+    ) -> None:
+        super().__init__(message, hint=hint, owner=owner, status=status)
         self.resource_missing = resource_missing
 
 

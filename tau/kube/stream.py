@@ -10,13 +10,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.kube.client import KubeClient
 from tau.kube.resources import PODS, Resource
 
+if TYPE_CHECKING:
+    from urllib3 import BaseHTTPResponse
 
-def _open(kube: KubeClient, path: str, query: list[tuple[str, str]], what: str, timeout: Any):
+
+def _open(
+    kube: KubeClient,
+    path: str,
+    query: list[tuple[str, str]],
+    what: str,
+    timeout: tuple[float, float] | None,
+) -> BaseHTTPResponse:
     response = kube.send(
         "GET",
         path,
@@ -26,7 +35,8 @@ def _open(kube: KubeClient, path: str, query: list[tuple[str, str]], what: str, 
         timeout=timeout,
         stream=True,
     )
-    return response.response
+    raw: BaseHTTPResponse = response.response  # the library's RESTResponse wraps urllib3's
+    return raw
 
 
 def watch(
@@ -88,7 +98,7 @@ def pod_log(
         raw.release_conn()
 
 
-def _lines(raw: Any) -> Iterator[str]:
+def _lines(raw: BaseHTTPResponse) -> Iterator[str]:
     pending = b""
     for chunk in raw.stream(4096, decode_content=True):
         pending += chunk
@@ -123,7 +133,7 @@ def exec_output(
     api = CoreV1Api(kube._client())
     what = f'exec in pod "{pod}" container "{container}" in namespace "{namespace}"'
     try:
-        return stream(
+        output: str = stream(  # unannotated in kubernetes.stream; returns the output text
             api.connect_get_namespaced_pod_exec,
             pod,
             namespace,
@@ -135,6 +145,7 @@ def exec_output(
             tty=False,
             _request_timeout=60,
         )
+        return output
     except ApiException as error:
         status, body = error.status or 0, error.body or ""
         # A refused websocket upgrade arrives as status 0 with the HTTP answer in the reason.
@@ -149,9 +160,9 @@ def exec_output(
     except (WebSocketException, OSError, ValueError) as error:
         status = getattr(error, "status_code", 0)  # the handshake's HTTP answer, if any
         if status:
-            body = getattr(error, "resp_body", b"") or b""
+            answer = getattr(error, "resp_body", b"") or b""
             raise _translate(
-                status, body if isinstance(body, bytes) else str(body).encode(), what=what,
+                status, answer if isinstance(answer, bytes) else str(answer).encode(), what=what,
                 target=kube.target, host=kube.host,
             ) from None  # fmt: skip
         raise UnavailableError(f"cannot {what}: {type(error).__name__}: {error}") from None
