@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -17,10 +18,16 @@ from tau import keys
 from tau.api.cluster import SINGLETON_NAME, TauClusterSpec
 from tau.api.meta import dump
 from tau.controller import kubeapi as k
-from tau.controller.conditions import condition, merge_conditions, semantically_equal
+from tau.controller.conditions import (
+    Condition,
+    condition,
+    merge_conditions,
+    semantically_equal,
+)
 from tau.controller.nodes import plan_nodes, rule_conflicts, rule_problems
 from tau.controller.profiles import World, multikueue_condition, resolve_profile_set
 from tau.kube.errors import KubeError, NotFoundError
+from tau.kube.resources import Resource
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +88,11 @@ def node_outcome(
     selector = (spec.get("nodes") or {}).get("selector") or {}
     counts = {"observed": 0, "ready": 0, "drifted": 0}
 
-    def conds(nodes_ready, drift, conflict=("False", "NoConflictObserved", "")):
+    def conds(
+        nodes_ready: tuple[str, str, str],
+        drift: tuple[str, str, str],
+        conflict: tuple[str, str, str] = ("False", "NoConflictObserved", ""),
+    ) -> list[Condition]:
         return [
             condition(
                 keys.COND_NODES_READY, nodes_ready[0], nodes_ready[1], nodes_ready[2], generation
@@ -221,13 +232,13 @@ class _ClientWorld:
     def __init__(self, client: k.ControllerClient) -> None:
         self.client = client
 
-    def get(self, resource: k.Resource, name: str, namespace: str = "") -> dict[str, Any] | None:
+    def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any] | None:
         try:
             return self.client.get_or_none(resource, name, namespace)
         except NotFoundError:
             return None  # the API type itself is not served (e.g. Kueue not installed)
 
-    def list(self, resource: k.Resource) -> list[dict[str, Any]]:
+    def list(self, resource: Resource) -> list[dict[str, Any]]:
         return self.client.list(resource)
 
 
@@ -306,7 +317,11 @@ class ClusterReconciler:
         return status
 
 
-def node_event_matters(event_type: str, old_labels: dict | None, new_labels: dict | None) -> bool:
+def node_event_matters(
+    event_type: str | None,
+    old_labels: Mapping[str, str] | None,
+    new_labels: Mapping[str, str] | None,
+) -> bool:
     """Node create/delete always matters; an update only when its labels changed."""
     if event_type in ("ADDED", "DELETED", None):
         return True

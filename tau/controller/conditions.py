@@ -81,7 +81,7 @@ def semantically_equal(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
     return _strip_empty(old or {}) == _strip_empty(new)
 
 
-def _strip_empty(value: Any) -> Any:
+def _strip_empty(value: object) -> object:
     if isinstance(value, dict):
         cleaned = {k: _strip_empty(v) for k, v in value.items()}
         return {k: v for k, v in cleaned.items() if v not in (None, "", [], {})}

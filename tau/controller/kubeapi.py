@@ -70,7 +70,8 @@ class ControllerClient(KubeClient):
         from kubernetes import client, config
 
         configuration = client.Configuration()
-        config.load_incluster_config(client_configuration=configuration)
+        # kubernetes.config leaves its loaders unannotated.
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         self.host = configuration.host
         return client.ApiClient(configuration=configuration)
 

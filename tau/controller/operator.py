@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +61,10 @@ def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegi
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
         return kopf.login_via_client(**kwargs)
 
-    known_workspaces: set[tuple[str, str]] = set()
+    known_workspaces: set[tuple[str | None, str]] = set()
 
     @kopf.on.event(GROUP, VERSION, "workspaces", registry=registry)
-    def workspace_event(event: dict[str, Any], namespace: str, name: str, **_: Any) -> None:
+    def workspace_event(event: kopf.RawEvent, namespace: str | None, name: str, **_: Any) -> None:
         queue.add(("workspace", namespace, name))
         if event.get("type") == "DELETED":
             # A departed primary lets a blocked workspace take over: look at all of them now.
@@ -82,7 +83,7 @@ def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegi
             labels={keys.APP_MANAGED_BY: keys.CONTROLLER_NAME, keys.WORKSPACE: kopf.PRESENT},
             registry=registry,
         )
-        def owned_event(labels: Any, **_: Any) -> None:
+        def owned_event(labels: kopf.Labels, **_: Any) -> None:
             queue.add(("workspace", system_namespace, labels[keys.WORKSPACE]))
 
     @kopf.on.event(GROUP, VERSION, "clusters", registry=registry)
@@ -90,11 +91,11 @@ def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegi
         queue.add(("cluster", name))
 
     @kopf.on.event(GROUP, VERSION, "quotarequests", registry=registry)
-    def quota_event(namespace: str, name: str, **_: Any) -> None:
+    def quota_event(namespace: str | None, name: str, **_: Any) -> None:
         queue.add(("quota", namespace, name))
 
     @kopf.on.event("", "v1", "nodes", registry=registry)
-    def node_event(event: dict[str, Any], name: str, labels: Any, **_: Any) -> None:
+    def node_event(event: kopf.RawEvent, name: str, labels: kopf.Labels, **_: Any) -> None:
         kind = event.get("type")
         current = dict(labels)
         if node_event_matters(kind, node_labels.get(name), current) or name not in node_labels:
@@ -166,14 +167,14 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
     await asyncio.to_thread(client.request, "GET", "/version", what="reach the API server")
     await serve_probes(options, state, queue)
     elector = LeaderElector(client, options.system_namespace) if options.leader_elect else None
-    tasks: list[asyncio.Task] = []
+    tasks: list[asyncio.Task[None]] = []
     try:
         if elector:
             state["standby"] = True
             await asyncio.to_thread(elector.acquire)
             state["standby"] = False
             tasks.append(asyncio.create_task(_renew(elector, stop)))
-        handlers = {
+        handlers: dict[str, Callable[..., float | None]] = {
             "workspace": WorkspaceReconciler(
                 client, options.system_namespace, options.pod_security
             ).reconcile,

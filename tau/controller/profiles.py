@@ -15,15 +15,14 @@ from tau import keys
 from tau.controller import kubeapi as k
 from tau.controller.conditions import condition, find, merge_conditions
 from tau.kube.errors import KubeError, NotFoundError
+from tau.kube.resources import Resource
 from tau.profiles.normalize import normal_name, normalize, profile_set_hash, validation_problems
 
 
 class World(Protocol):
-    def get(
-        self, resource: k.Resource, name: str, namespace: str = ""
-    ) -> dict[str, Any] | None: ...
+    def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any] | None: ...
 
-    def list(self, resource: k.Resource) -> list[dict[str, Any]]: ...
+    def list(self, resource: Resource) -> list[dict[str, Any]]: ...
 
 
 DEPENDENCY_STAGES = (

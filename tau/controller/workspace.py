@@ -19,12 +19,14 @@ from tau import keys
 from tau.api.workspace import CLUSTER_WIDE, RESEARCHER_ROLE
 from tau.controller import kubeapi as k
 from tau.controller.conditions import (
+    Condition,
     condition,
     merge_conditions,
     semantically_equal,
     workspace_phase,
 )
 from tau.kube.errors import KubeError
+from tau.kube.resources import Resource
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +81,8 @@ def owner_selector(workspace: str) -> str:
 
 def target_namespace(workspace: dict[str, Any]) -> str:
     target = (workspace.get("spec") or {}).get("target") or {}
-    return target.get("namespace") or workspace["metadata"]["name"]
+    namespace: str = target.get("namespace") or workspace["metadata"]["name"]
+    return namespace
 
 
 def is_reserved(namespace: str, system_namespace: str) -> bool:
@@ -92,7 +95,7 @@ def is_reserved(namespace: str, system_namespace: str) -> bool:
 
 def resolve_primary(workspaces: list[dict[str, Any]]) -> str:
     """The one active workspace: the marked one, else the oldest live one (ties by name)."""
-    marked = [
+    marked: list[str] = [
         w["metadata"]["name"]
         for w in workspaces
         if (w["metadata"].get("annotations") or {}).get(keys.PRIMARY_WORKSPACE) == "true"
@@ -109,7 +112,8 @@ def resolve_primary(workspaces: list[dict[str, Any]]) -> str:
     oldest = min(
         live, key=lambda w: (w["metadata"].get("creationTimestamp", ""), w["metadata"]["name"])
     )
-    return oldest["metadata"]["name"]
+    oldest_name: str = oldest["metadata"]["name"]
+    return oldest_name
 
 
 def rbac_subject(spec: dict[str, Any], service_account_namespace: str) -> dict[str, Any]:
@@ -138,7 +142,7 @@ def clusterqueue_binding_name(workspace: str) -> str:
 
 def desired_rbac(
     workspace: dict[str, Any], namespace: str, system_namespace: str
-) -> list[tuple[k.Resource, dict[str, Any]]]:
+) -> list[tuple[Resource, dict[str, Any]]]:
     """The four RBAC objects a workspace-rbac workspace owns, in creation order."""
     name = workspace["metadata"]["name"]
     spec = workspace.get("spec") or {}
@@ -355,7 +359,7 @@ class WorkspaceReconciler:
         identity = spec.get("workloadIdentity")
         result = SyncResult(resolved_namespace=self._previous_namespace(ws))
 
-        def cond(type_: str, status: str | bool, reason: str, message: str = "") -> dict:
+        def cond(type_: str, status: str | bool, reason: str, message: str = "") -> Condition:
             return condition(type_, status, reason, message, generation)
 
         try:
@@ -489,7 +493,7 @@ class WorkspaceReconciler:
             self.client.patch(k.NAMESPACES, target, patch)
         return enforced_pod_security(existing, labels)
 
-    def _ensure_owned(self, resource: k.Resource, desired: dict[str, Any], workspace: str) -> None:
+    def _ensure_owned(self, resource: Resource, desired: dict[str, Any], workspace: str) -> None:
         """Create `desired`, or update it if this workspace owns it; never adopt."""
         meta = desired["metadata"]
         namespace = meta.get("namespace", "")
@@ -532,7 +536,7 @@ class WorkspaceReconciler:
         for resource, desired in desired_rbac(ws, target, self.system_namespace):
             self._ensure_owned(resource, desired, name)
 
-    def _delete_owned(self, resource: k.Resource, obj_name: str, namespace: str, ws: str) -> None:
+    def _delete_owned(self, resource: Resource, obj_name: str, namespace: str, ws: str) -> None:
         existing = self.client.get_or_none(resource, obj_name, namespace)
         if existing is None:
             return
