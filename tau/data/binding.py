@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from tau.data import datasets, layout
 from tau.data.refs import DatasetRef, is_dataset_reference, parse_dataset_reference
+from tau.data.root import Root
 from tau.errors import UsageError, ValidationError
+
+if TYPE_CHECKING:
+    from tau.render.intent import RunIntent
+    from tau.render.workflow import WorkflowIntent
+
+# A direct run's intent or a managed workflow's; binding returns the same kind.
+Intent = TypeVar("Intent", "RunIntent", "WorkflowIntent")
 
 RESEARCHER = "researcher (run config)"
 
@@ -37,7 +45,7 @@ def references(env: tuple[tuple[str, str], ...]) -> list[tuple[str, DatasetRef]]
     return found
 
 
-def _pairs(intent: Any) -> tuple[tuple[str, str], ...]:
+def _pairs(intent: RunIntent | WorkflowIntent) -> tuple[tuple[str, str], ...]:
     """(name, literal value) of a direct run's or a managed workflow's env."""
     from tau.render.workflow import WorkflowIntent
 
@@ -46,25 +54,29 @@ def _pairs(intent: Any) -> tuple[tuple[str, str], ...]:
     return intent.env
 
 
-def _claim(intent: Any) -> str | None:
+def _claim(intent: RunIntent | WorkflowIntent) -> str | None:
     from tau.render.volumes import data_claim
     from tau.render.workflow import WorkflowIntent
 
     return intent.data_pvc if isinstance(intent, WorkflowIntent) else data_claim(intent)
 
 
-def _pinned(intent: Any, pinned: dict[str, str]) -> Any:
+def _pinned(
+    intent: Intent, pinned: dict[str, str], recorded: tuple[tuple[str, str], ...]
+) -> Intent:
     from tau.render.workflow import WorkflowIntent
 
     if isinstance(intent, WorkflowIntent):
-        return tuple(
+        env = tuple(
             dataclasses.replace(e, value=pinned[e.name]) if e.name in pinned else e
             for e in intent.env
         )
-    return tuple((name, pinned.get(name, value)) for name, value in intent.env)
+        return dataclasses.replace(intent, env=env, datasets=recorded)
+    pairs = tuple((name, pinned.get(name, value)) for name, value in intent.env)
+    return dataclasses.replace(intent, env=pairs, datasets=recorded)
 
 
-def unbound_warning(intent: Any) -> str | None:
+def unbound_warning(intent: RunIntent | WorkflowIntent) -> str | None:
     refs = references(_pairs(intent))
     if not refs:
         return None
@@ -75,7 +87,7 @@ def unbound_warning(intent: Any) -> str | None:
     )
 
 
-def bind(intent: Any, open_root: Callable[[str], Any]) -> Any:
+def bind(intent: Intent, open_root: Callable[[str], Root]) -> Intent:
     """The intent with every dataset reference replaced by its pinned path under /data.
 
     `open_root(pvc)` returns the registry root on that PVC (a helper pod reads it).
@@ -92,7 +104,7 @@ def bind(intent: Any, open_root: Callable[[str], Any]) -> Any:
         )
     root = open_root(claim)
     pinned: dict[str, str] = {}
-    recorded = []
+    recorded: list[tuple[str, str]] = []
     for env_name, ref in refs:
         record = datasets.resolve(root, ref)
         if not record.prefix:
@@ -103,6 +115,4 @@ def bind(intent: Any, open_root: Callable[[str], Any]) -> Any:
             )
         pinned[env_name] = layout.in_pod(record.prefix)
         recorded.append((f"{record.name}@{record.version}", record.digest))
-    return dataclasses.replace(
-        intent, env=_pinned(intent, pinned), datasets=tuple(dict.fromkeys(recorded))
-    )
+    return _pinned(intent, pinned, tuple(dict.fromkeys(recorded)))

@@ -9,9 +9,13 @@ laid out like /data (a seed catalog, or the local engine's data root).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tau.data.root import DirectoryRoot, Root, Scope
 from tau.errors import UsageError
+
+if TYPE_CHECKING:
+    from tau.kube import KubeClient
 
 DEFAULT_PVC = "blob-training"
 PVC = "pvc"
@@ -55,7 +59,7 @@ def open_root(
     raise UsageError("--registry must be 'pvc' or file://DIR")
 
 
-def pvc_root(kube, namespace: str, pvc: str, scope: tuple[Scope, ...]) -> Root:
+def pvc_root(kube: KubeClient, namespace: str, pvc: str, scope: tuple[Scope, ...]) -> Root:
     """The registry on `pvc` in `namespace`, through helper pods (see `tau.data.podroot`)."""
     from tau.data.podroot import PodRoot
 

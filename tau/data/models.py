@@ -13,7 +13,7 @@ import json
 import math
 import posixpath
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tau.data import layout
 from tau.data.clock import Clock, utc_now
@@ -37,7 +37,7 @@ DIRECTIONS = ("lower", "higher")
 RESEARCHER = "researcher (model registry)"
 
 
-def default_direction(metric: str) -> str:
+def default_direction(metric: str) -> Literal["lower", "higher"]:
     return "lower" if "loss" in metric.lower() else "higher"
 
 
