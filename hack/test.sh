@@ -17,7 +17,7 @@ for setup in hack/setup/*.sh; do
   "$setup"
 done
 ruff check .
-# Two workers: the suites that share the local cluster and the image cache (scheduled in
-# tests/conftest.py) run in order on one, everything else on the other; the slowest tests are
-# listed at the end. TAU_TEST_WORKERS=0 runs everything in one process.
-pytest -n "${TAU_TEST_WORKERS:-2}" --durations=40 "$@"
+# Three workers: the suites that need a local cluster form two units, each on its own worker
+# with its own cluster, and everything else runs on the third (scheduled in tests/conftest.py);
+# the slowest tests are listed at the end. TAU_TEST_WORKERS=0 runs everything in one process.
+pytest -n "${TAU_TEST_WORKERS:-3}" --durations=40 "$@"

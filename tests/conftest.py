@@ -1,30 +1,63 @@
-"""Suite-wide scheduling: what must share one test worker when hack/test.sh runs in parallel.
+"""Suite-wide scheduling: which tests share a test worker when hack/test.sh runs in parallel.
 
-The end-to-end suite starts one local cluster per worker session and the image suite writes
-the shared image cache, so both form one work unit that runs in collection order on a single
-worker; every other module is self-contained (temporary directories, free ports) and is its
-own unit on whichever worker is free.
+An end-to-end module needs a local cluster, which its worker's session starts once (60-90 s)
+and keeps; the image suite writes the shared image cache. Those modules are split into two
+cluster work units, each running in collection order on one worker with its own cluster, so
+the end-to-end suite (the long pole: ~26 minutes on one cluster) takes about half that. The
+real-node workload modules (Ray, the evidence sidecars, registries, serving on the real node)
+form one unit and every other cluster module the other, so the two clusters are not both
+running heavy real-node pods at once. Every other module is self-contained (temporary
+directories, free ports) and is its own unit on whichever worker is free; with three workers
+those run beside the two cluster units, on CPU the mostly waiting cluster tests leave idle.
 
-The unit is chosen by a scheduler rather than an ``xdist_group`` mark: with pytest 9.2 the
+The units are chosen by a scheduler rather than an ``xdist_group`` mark: with pytest 9.2 the
 mark no longer reaches the scheduler (pytest-dev/pytest-xdist#1386) and grouping silently
-stops, which here means a second local cluster competing for the same two cores.
+stops, which here means a local cluster per module.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-SHARED = ("tests/e2e/", "tests/images/")
-UNIT = "local-cluster"
+REAL_NODE_WORKLOADS = "cluster:real-node-workloads"
+CLUSTER = "cluster:platform"
+
+# Modules whose pods do the heaviest work on the real node; a new end-to-end module joins
+# the platform unit unless it is listed here.
+REAL_NODE_MODULES = (
+    "tests/images/",
+    "tests/e2e/test_kind_smoke.py",
+    "tests/e2e/test_evidence_cluster.py",
+    "tests/e2e/test_data_registry.py",
+    "tests/e2e/test_serve_real_node.py",
+    "tests/e2e/test_real_node_workloads.py",
+    "tests/e2e/test_real_node_smoke.py",
+    "tests/e2e/test_lifecycle_first_run.py",
+)
+
+
+def cluster_unit(nodeid: str) -> str | None:
+    """The cluster work unit a test belongs to, or None for a self-contained test."""
+    if nodeid.startswith(REAL_NODE_MODULES):
+        return REAL_NODE_WORKLOADS
+    if nodeid.startswith("tests/e2e/"):
+        return CLUSTER
+    return None
 
 
 def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
-    class SharedClusterScheduling(LoadScopeScheduling):
+    class ClusterUnitScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if nodeid.startswith(SHARED):
-                return UNIT
-            return super()._split_scope(nodeid)
+            return cluster_unit(nodeid) or super()._split_scope(nodeid)
 
-    return SharedClusterScheduling(config, log)
+        def _assign_work_unit(self, node: Any) -> None:
+            # The cluster units are the longest: hand them out first, one per worker, so
+            # neither waits behind the other on one worker.
+            cluster_units = [scope for scope in self.workqueue if scope.startswith("cluster:")]
+            if cluster_units:
+                self.workqueue.move_to_end(cluster_units[0], last=False)
+            super()._assign_work_unit(node)
+
+    return ClusterUnitScheduling(config, log)
