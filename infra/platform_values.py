@@ -65,16 +65,16 @@ class PlatformValues:
 def taugrid_values(inputs: PlatformValues) -> dict[str, Any]:
     """The chart values for one stack, in the key layout of `charts/taugrid/values.schema.json`.
 
-    Terraform's template also wrote Portal board wiring (workloadNamespace, source, cluster,
-    access, jobs scope, kusto, runHistory), recorder `schemaManagement` and
-    `tau-core-controller.tauCluster.defaultWorkloadProfileNamespace`. The Portal's scope is
-    left to the operator: its Role needs the workspace namespace, which this stack creates
-    only after the release (and its Kusto source is reserved in this chart).
+    Like Terraform's template, a stack whose lifecycle recorder ingests into ADX points the
+    Portal's durable run history at the same table (source kusto), so the Runs board shows
+    what the recorder wrote. The Portal's scope (workloadNamespace, jobs scope) is left to the
+    operator: its Role needs the workspace namespace, which this stack creates only after the
+    release.
     """
     values: dict[str, Any] = {
         "components": {"gpuMonitoring": {"enabled": inputs.gpu is not None}},
         "baselineQueue": {"gpu": _queue_gpu(inputs.gpu)},
-        "taugrid-core": {"portal": _portal(inputs.adx)},
+        "taugrid-core": {"portal": _portal(inputs.cluster, inputs.adx)},
     }
     if inputs.adx is not None and inputs.adx.recorder_client_id is not None:
         values["taugrid-core"]["lifecycleRecorder"] = _lifecycle_recorder(
@@ -111,13 +111,27 @@ def _queue_gpu(gpu: GpuQueue | None) -> dict[str, Any]:
     }
 
 
-def _portal(adx: AdxWiring | None) -> dict[str, Any]:
+def _portal(cluster: str, adx: AdxWiring | None) -> dict[str, Any]:
     service_account: dict[str, Any] = {"create": True, "name": PORTAL_SERVICE_ACCOUNT}
-    if adx is not None:
-        service_account["annotations"] = {
-            keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: adx.portal_client_id
+    portal: dict[str, Any] = {
+        "enabled": True,
+        "cluster": cluster,
+        "serviceAccount": service_account,
+        "rbac": {"create": True},
+    }
+    if adx is None:
+        return portal
+    service_account["annotations"] = {keys.AZURE_WORKLOAD_IDENTITY_CLIENT_ID: adx.portal_client_id}
+    if adx.recorder_client_id is not None:
+        # Without the recorder nothing writes the lifecycle table the kusto source reads.
+        portal["runHistory"] = {"enabled": True}
+        portal["source"] = "kusto"
+        portal["kusto"] = {
+            "endpoint": adx.endpoint,
+            "database": ADX_METRICS_DATABASE,
+            "table": LIFECYCLE_TABLE,
         }
-    return {"enabled": True, "serviceAccount": service_account, "rbac": {"create": True}}
+    return portal
 
 
 def _lifecycle_recorder(

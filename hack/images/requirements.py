@@ -5,7 +5,7 @@ dependency lists do, never when tau's source does: the Containerfiles run this f
 (standard library only, it runs in the image's own Python before anything is installed) and the
 daemonless builder imports it to key its cached dependency layer.
 
-    python3 requirements.py pyproject.toml kube,portal,runtime
+    python3 requirements.py pyproject.toml kube,portal,adx,runtime
 """
 
 from __future__ import annotations

@@ -63,6 +63,15 @@ def test_the_runtime_image_installs_the_ray_version_rayjobs_declare():
     assert any(line.startswith("pyarrow") for line in lines)
 
 
+@pytest.mark.parametrize("image", ["runtime", "portal"])
+def test_the_images_running_an_adx_sink_install_its_credential_library(image):
+    # The lifecycle recorder (runtime image) and the Portal's kusto source sign in to ADX
+    # through azure-identity's workload-identity credential.
+    cf = _all()[image]
+    lines = requirements(REPO / "pyproject.toml", cf.arg("TAU_EXTRAS").split(","))
+    assert any(line.startswith("azure-identity") for line in lines)
+
+
 def test_requirements_expand_self_references_once(tmp_path: Path):
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text(

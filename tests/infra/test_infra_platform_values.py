@@ -174,3 +174,30 @@ def test_recorder_service_account_is_the_federated_subject(release_values, offli
     assert portal["metadata"]["annotations"]["azure.workload.identity/client-id"] == (
         "client-id-of-taugrid-portal-adx"
     )
+
+
+def _args(documents: list[dict], name: str) -> list[str]:
+    deployment = _one(documents, "Deployment", name)
+    return deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
+def _flag(args: list[str], name: str) -> str:
+    return next(arg.split("=", 1)[1] for arg in args if arg.startswith(f"--{name}="))
+
+
+def test_the_portal_reads_run_history_from_the_table_the_recorder_ingests_into(
+    release_values, offline_chart, tmp_path
+):
+    documents = render(offline_chart, release_values["ci-preview"], tmp_path)
+    portal, recorder = _args(documents, "tau-portal"), _args(documents, "tau-lifecycle-recorder")
+    assert _flag(portal, "source") == "kusto"
+    assert _flag(portal, "kusto-endpoint") == _flag(recorder, "kusto-endpoint")
+    assert _flag(portal, "kusto-database") == _flag(recorder, "kusto-database")
+    assert _flag(portal, "run-history-table") == _flag(recorder, "kusto-table")
+
+
+def test_without_a_recorder_the_portal_keeps_the_local_history_source(
+    release_values, offline_chart, tmp_path
+):
+    documents = render(offline_chart, release_values["adx-without-recorder"], tmp_path)
+    assert _flag(_args(documents, "tau-portal"), "source") == "local"

@@ -536,12 +536,17 @@ def test_platform_values_wire_adx_and_the_workload_identities(runs):
     core = values["taugrid-core"]
     assert core["portal"] == {
         "enabled": True,
+        "cluster": "taugrid-ci-preview",
         "serviceAccount": {
             "create": True,
             "name": "tau-portal",
             "annotations": {"azure.workload.identity/client-id": client_id("taugrid-portal-adx")},
         },
         "rbac": {"create": True},
+        # The recorder ingests into ADX, so the Portal's run history reads the same table.
+        "runHistory": {"enabled": True},
+        "source": "kusto",
+        "kusto": {"endpoint": endpoint, "database": "Metrics", "table": "TauExpRunLifecycle"},
     }
     assert core["lifecycleRecorder"] == {
         "enabled": True,
