@@ -21,6 +21,7 @@ from tau.api.meta import (
     PrinterColumn,
     SpecModel,
     StatusModel,
+    cel_validations,
     list_map,
     list_set,
 )
@@ -160,7 +161,7 @@ PROFILE_RULES = [
 
 
 class WorkloadProfile(WorkloadProfileFields):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": PROFILE_RULES})
+    model_config = ConfigDict(json_schema_extra=cel_validations(PROFILE_RULES))
 
     @model_validator(mode="after")
     def _check(self) -> WorkloadProfile:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 GROUP = "tau.azure.com"
@@ -26,6 +26,12 @@ INT32_MAX = 2147483647
 def k8s(**extensions: Any) -> dict[str, Any]:
     """OpenAPI extensions for one field, spelled the way the CRD schema needs them."""
     return {key.replace("_", "-"): value for key, value in extensions.items()}
+
+
+def cel_validations(rules: list[dict[str, str]]) -> dict[str, JsonValue]:
+    """A model's `x-kubernetes-validations`; the rules stay string dicts so the offline
+    checks that mirror them can quote their messages."""
+    return {"x-kubernetes-validations": [{**rule} for rule in rules]}
 
 
 def list_set() -> dict[str, Any]:

@@ -20,12 +20,13 @@ from tau.api.meta import (
     PrinterColumn,
     SpecModel,
     StatusModel,
+    cel_validations,
 )
 
 RESEARCHER_ROLE = "tau-researcher-v1"
 AuthorizationMode = Literal["workspace-rbac", "cluster-wide"]
-WORKSPACE_RBAC = "workspace-rbac"
-CLUSTER_WIDE = "cluster-wide"
+WORKSPACE_RBAC: AuthorizationMode = "workspace-rbac"
+CLUSTER_WIDE: AuthorizationMode = "cluster-wide"
 
 
 class Authorization(SpecModel):
@@ -79,7 +80,7 @@ AUTHORIZATION_RULE = {
 
 
 class TauWorkspaceSpec(SpecModel):
-    model_config = ConfigDict(json_schema_extra={"x-kubernetes-validations": [AUTHORIZATION_RULE]})
+    model_config = ConfigDict(json_schema_extra=cel_validations([AUTHORIZATION_RULE]))
 
     authorization: Authorization = Field(
         default_factory=Authorization, json_schema_extra={"default": {}}
