@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -52,7 +53,7 @@ class ChartRef:
         return [] if self.local_dir is not None or not self.version else ["--version", self.version]
 
 
-def read_chart_yaml(chart_dir: Path) -> dict:
+def read_chart_yaml(chart_dir: Path) -> dict[str, Any]:
     path = chart_dir / "Chart.yaml"
     try:
         data = safeyaml.load(path.read_text())

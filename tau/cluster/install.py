@@ -375,7 +375,7 @@ def find_release(helm: Helm, opts: InstallOptions) -> dict[str, Any] | None:
     result = helm.run(args)
     if not result.ok:
         raise RuntimeFailure(f"helm list failed: {result.error_line()}", owner=HELM_OWNER)
-    releases = json.loads(result.stdout or "[]") or []
+    releases: list[dict[str, Any]] = json.loads(result.stdout or "[]") or []
     for release in releases:
         if release.get("name") != opts.release:
             continue
@@ -390,7 +390,9 @@ def find_release(helm: Helm, opts: InstallOptions) -> dict[str, Any] | None:
     return None
 
 
-def release_values(helm: Helm, release: str, namespace: str, context: str = "") -> dict | None:
+def release_values(
+    helm: Helm, release: str, namespace: str, context: str = ""
+) -> dict[str, Any] | None:
     """The coalesced values of a deployed release, or None when unreadable."""
     args = ["get", "values", release, "--namespace", namespace, "--all", "-o", "json"]
     result = helm.run(args + (["--kube-context", context] if context else []))

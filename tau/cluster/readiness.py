@@ -189,7 +189,9 @@ def deployment_ready(dep: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _one_deployment(
-    name: str, deployments: list[dict[str, Any]] | KubeError, match: Callable[[dict], bool]
+    name: str,
+    deployments: list[dict[str, Any]] | KubeError,
+    match: Callable[[dict[str, Any]], bool],
 ) -> CheckResult:
     if isinstance(deployments, KubeError):
         return CheckResult(name, FAIL, f"cannot list deployments: {deployments}")
@@ -202,15 +204,15 @@ def _one_deployment(
     return CheckResult(name, PASS if ok else FAIL, detail)
 
 
-def _chart_prefix(prefix: str) -> Callable[[dict], bool]:
-    def match(dep: dict) -> bool:
+def _chart_prefix(prefix: str) -> Callable[[dict[str, Any]], bool]:
+    def match(dep: dict[str, Any]) -> bool:
         labels = dep.get("metadata", {}).get("labels") or {}
         return str(labels.get(keys.HELM_CHART_LABEL, "")).startswith(prefix)
 
     return match
 
 
-def _portal(dep: dict) -> bool:
+def _portal(dep: dict[str, Any]) -> bool:
     labels = dep.get("metadata", {}).get("labels") or {}
     return labels.get(keys.APP_COMPONENT) == keys.PORTAL_COMPONENT
 

@@ -13,6 +13,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tau.cluster.chart import ChartRef, renderable
 from tau.cluster.helm import HELM_OWNER, Helm
@@ -56,7 +57,7 @@ class QueueObjects:
         return out + ([f"topology/{self.topology}"] if self.topology else [])
 
 
-def queue_objects(values: dict) -> QueueObjects | None:
+def queue_objects(values: dict[str, Any]) -> QueueObjects | None:
     """The release's queue objects, or None when the baseline queue is known disabled."""
     queue = values.get("baselineQueue") or {}
     if queue.get("enabled") is False:
