@@ -13,8 +13,8 @@ from typing import Any
 
 from tau.errors import ValidationError
 from tau.profiles.select import Selection
-from tau.render.endpoint import Autoscaling, Checkpoint, Probes, ServeIntent
-from tau.render.intent import Placement
+from tau.render.endpoint import Autoscaling, Checkpoint, Probes, ServeIntent, Volume
+from tau.render.intent import Mount, Placement, SecretRef
 from tau.resolve.layers import PLACEMENT_TOPOLOGY
 from tau.serving import flags
 from tau.serving.request import (
@@ -136,12 +136,12 @@ def autoscaling(request: DeployRequest) -> Autoscaling | None:
 class Parsed:
     """Every flag value parsed offline, so a malformed one fails before any cluster read."""
 
-    env: tuple
-    env_secret: tuple
-    volumes: tuple
-    mounts: tuple
-    init_containers: tuple
-    sidecars: tuple
+    env: tuple[tuple[str, str], ...]
+    env_secret: tuple[tuple[str, SecretRef], ...]
+    volumes: tuple[Volume, ...]
+    mounts: tuple[Mount, ...]
+    init_containers: tuple[tuple[str, str], ...]
+    sidecars: tuple[tuple[str, str], ...]
     app_args: dict[str, Any] | None
     args: tuple[str, ...]
     deployment_ports: tuple[int, ...]
