@@ -37,7 +37,8 @@ class Selection:
 
     @property
     def name(self) -> str:
-        return self.profile["name"]
+        name: str = self.profile["name"]
+        return name
 
     def stamps(self) -> dict[str, str]:
         """Annotations identifying the observed revision on every rendered object."""
