@@ -111,5 +111,6 @@ class HostCheckMiddleware:
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
-            return value.decode("latin-1")
+            text: str = value.decode("latin-1")
+            return text
     return None

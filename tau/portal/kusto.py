@@ -127,7 +127,8 @@ class KustoSink:
         request = Request(url, data=body, method=method, headers=headers)
         try:
             with urlopen(request, timeout=self.timeout) as response:
-                return response.read()
+                answer: bytes = response.read()
+                return answer
         except HTTPError as error:
             detail = error.read()[:200].decode("utf-8", "replace")
             raise RuntimeFailure(

@@ -10,8 +10,8 @@ W, H, PAD_L, PAD_R, PAD_T, PAD_B = 640, 260, 60, 130, 30, 30
 
 
 def _panel(metric: str, series: list[dict[str, Any]], top: int) -> list[str]:
-    xs = [x for s in series for x in s["x"]]
-    ys = [y for s in series for y in s["y"]]
+    xs: list[float] = [x for s in series for x in s["x"]]
+    ys: list[float] = [y for s in series for y in s["y"]]
     out = [f'<text x="{PAD_L}" y="{top + 18}" font-weight="600">{html.escape(metric)}</text>']
     if not xs:
         return out

@@ -29,13 +29,14 @@ class PortalSource:
     url: str
     workspace: str
 
-    def _get(self, path: str, params: list[tuple[str, Any]]) -> Any:
+    def _get(self, path: str, params: list[tuple[str, Any]]) -> dict[str, Any]:
         pairs = [(k, str(v)) for k, v in params if v not in (None, "")]
         pairs.append(("workspace", self.workspace))
         address = f"{self.url.rstrip('/')}{path}?{urllib.parse.urlencode(pairs)}"
         try:
             with urllib.request.urlopen(address, timeout=TIMEOUT_SECONDS) as response:
-                return json.load(response)
+                answer: dict[str, Any] = json.load(response)  # every endpoint answers an object
+                return answer
         except urllib.error.HTTPError as error:
             reason = _reason(error)
             kind = UsageError if 400 <= error.code < 500 else RuntimeFailure
@@ -78,7 +79,8 @@ class PortalSource:
     def compare(self, target: str, metrics: list[str], direction: str) -> list[dict[str, Any]]:
         params: list[tuple[str, Any]] = [("target", target), ("direction", direction)]
         params += [("metric", m) for m in metrics]
-        return self._get("/api/v2/stellar/compare", params)["rows"]
+        rows: list[dict[str, Any]] = self._get("/api/v2/stellar/compare", params)["rows"]
+        return rows
 
 
 def _reason(error: urllib.error.HTTPError) -> str:

@@ -235,7 +235,7 @@ def create_app(config: ServerConfig) -> FastAPI:
         found = query.search_runs(store, query.RunQuery(target=run_id, limit=config.max_runs))[
             "runs"
         ]
-        match = [r for r in found if r["run_id"] == run_id]
+        match: list[dict[str, Any]] = [r for r in found if r["run_id"] == run_id]
         if not match:
             raise ValidationError(f"run {run_id!r} is not in this store")
         return match[0]

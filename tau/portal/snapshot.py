@@ -68,7 +68,7 @@ def build_snapshot(
                     "max_value",
                 )
             }
-        configs = {}
+        configs: dict[str, list[Any]] = {}
         for row in db.execute(
             f"SELECT run_id, normalized_json FROM configs WHERE run_id IN ({marks})", run_ids
         ):

@@ -10,8 +10,9 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -23,7 +24,12 @@ from tau.portal.remote import DEFAULT_PORTAL_URL
 TABLE_JSON = click.Choice(["table", "json"], case_sensitive=False)
 
 
-def _output(choice: click.Choice = TABLE_JSON, default: str = "table") -> Any:
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def _output(
+    choice: click.Choice[str] = TABLE_JSON, default: str = "table"
+) -> Callable[[Command], Command]:
     return click.option(
         "-o",
         "--output",
@@ -222,7 +228,7 @@ def init(
 @click.option("--json", "as_json", is_flag=True, help="Same as -o json.")
 @_output()
 @click.pass_context
-def track(ctx: click.Context, run: str, **opts: Any) -> None:
+def track(ctx: click.Context, /, run: str, **opts: Any) -> None:
     from tau.evidence import RunRecord, TrackRequest, track_run
 
     metrics = {}
@@ -380,7 +386,7 @@ def import_group() -> None:
 @click.option("--dry-run", is_flag=True, help="Parse and report; write nothing.")
 @_output()
 @click.pass_context
-def import_jsonl_cmd(ctx: click.Context, **opts: Any) -> None:
+def import_jsonl_cmd(ctx: click.Context, /, **opts: Any) -> None:
     from tau.evidence import ImportRequest, import_jsonl
 
     request = ImportRequest(

@@ -121,7 +121,7 @@ def offload() -> None:
 @click.option("--node", envvar="NODE_NAME", default="")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 @click.pass_context
-def metrics(ctx: click.Context, **opts: Any) -> None:
+def metrics(ctx: click.Context, /, **opts: Any) -> None:
     import os
 
     from tau.evidence.cluster_runs import ClusterRun

@@ -94,7 +94,8 @@ def computed_positions(pending: list[dict[str, Any]]) -> dict[tuple[str, str], t
     order = sorted(
         pending, key=lambda w: (-int((w.get("spec") or {}).get("priority") or 0), _created(w))
     )
-    result, per_lq = {}, {}
+    result: dict[tuple[str, str], tuple[int, int]] = {}
+    per_lq: dict[tuple[str, str], int] = {}
     for index, wl in enumerate(order):
         meta = wl.get("metadata") or {}
         lq = (meta.get("namespace", ""), (wl.get("spec") or {}).get("queueName", ""))
@@ -251,15 +252,15 @@ def board(
             }
         )
     locals_ = []
-    for lq in sorted(
+    for local_queue in sorted(
         local_queues, key=lambda q: ((q.get("metadata") or {}).get("namespace", ""), o.name(q))
     ):
-        st = o.status(lq)
+        st = o.status(local_queue)
         locals_.append(
             {
-                "name": o.name(lq),
-                "namespace": (lq.get("metadata") or {}).get("namespace", ""),
-                "clusterQueue": (lq.get("spec") or {}).get("clusterQueue", ""),
+                "name": o.name(local_queue),
+                "namespace": (local_queue.get("metadata") or {}).get("namespace", ""),
+                "clusterQueue": (local_queue.get("spec") or {}).get("clusterQueue", ""),
                 "pendingWorkloads": int(st.get("pendingWorkloads") or 0),
                 "admittedWorkloads": int(st.get("admittedWorkloads") or 0),
                 "reservingWorkloads": int(st.get("reservingWorkloads") or 0),

@@ -60,8 +60,9 @@ def _template_gpus(template: dict[str, Any]) -> int:
         value = (resources.get("limits") or {}).get(keys.NVIDIA_GPU) or (
             resources.get("requests") or {}
         ).get(keys.NVIDIA_GPU)
-        if str(value or "").isdigit():
-            total += int(value)
+        count = str(value or "")
+        if count.isdigit():
+            total += int(count)
     return total
 
 
@@ -89,7 +90,7 @@ class RowMemo:
         listed = lifecycle_runs.list_runs(_One(kind, obj), namespace)["runs"]
         if not listed:
             return None
-        row = listed[0]
+        row: dict[str, Any] = listed[0]
         labels = (obj.get("metadata") or {}).get("labels") or {}
         row["cluster"] = row["cluster"] or self.cluster
         row["durableId"] = row["durableId"] or durable_id(
@@ -143,7 +144,7 @@ class HistoryReader:
         from tau.evidence import lifecycle
 
         base = lifecycle.path(self.store)
-        parts = []
+        parts: list[tuple[int, int] | None] = []
         for file in (base, base.with_name(base.name + "-wal")):
             try:
                 st = file.stat()
@@ -197,12 +198,12 @@ def merge(live: list[dict[str, Any]], history: list[dict[str, Any]]) -> list[dic
     """Live rows win; a history row joins by durable id, then resource UID, then run id."""
     if not history:
         return list(live)
-    seen = {("d", r["durableId"]) for r in live if r["durableId"]}
+    seen: set[tuple[str, ...]] = {("d", r["durableId"]) for r in live if r["durableId"]}
     seen |= {("u", r["resourceUid"]) for r in live if r["resourceUid"]}
     seen |= {("r", r["namespace"], r["runId"]) for r in live if r["runId"]}
     merged = list(live)
     for row in history:
-        keys_ = [("d", row["durableId"]), ("u", row["resourceUid"])]
+        keys_: list[tuple[str, ...]] = [("d", row["durableId"]), ("u", row["resourceUid"])]
         keys_.append(("r", row["namespace"], row["runId"]))
         if any(k in seen for k in keys_ if k[-1]):
             continue
