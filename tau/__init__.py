@@ -4,6 +4,8 @@ The Python SDK is re-exported here (`@tau.train`, `@tau.eval`, `tau.serve`, `tau
 and imported on first use, so `import tau` stays light for the CLI.
 """
 
+from typing import Any
+
 # The one version of the distribution: the tau CLI and wheel, the chart (charts/taugrid
 # Chart.yaml version and appVersion, and its first-party sub-charts; tests keep them equal), the
 # image tags the chart pulls by default, `tau cluster install --version` and Pulumi's
@@ -23,7 +25,7 @@ _SDK = (
 )
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _SDK:
         import tau.sdk
 

@@ -100,7 +100,9 @@ def lineage_checkpoint(train: str, artifact: str) -> str:
     return f"{FINETUNES}/{train}/artifacts/{artifact}"
 
 
-def manifest_for(handle: h.Handle, overrides: Overrides, checkpoints: dict[str, str]) -> dict:
+def manifest_for(
+    handle: h.Handle, overrides: Overrides, checkpoints: dict[str, str]
+) -> dict[str, Any]:
     data = handle.manifest()
     policy = data.setdefault("policy", {})
     for key in ("namespace", "queue", "gpu_class"):
@@ -210,7 +212,7 @@ def wrapper_source(attribute: str) -> str:
 def read_build(directory: Path) -> dict[str, Any]:
     path = Path(directory) / BUILD_FILE
     try:
-        artifact = json.loads(path.read_text())
+        artifact: dict[str, Any] = json.loads(path.read_text())
     except (OSError, ValueError):
         raise UsageError(f"{path}: not a tau python build (run `tau python build` first)") from None
     if artifact.get("kind") != KIND or artifact.get("schema_version") != 1:

@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=doctor)
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except TauError as error:
         print(f"error: {error.one_line()}", file=sys.stderr)
         return error.exit_code

@@ -310,7 +310,9 @@ class Handle:
 class EvalHandle(Handle):
     """Locally the ctx parameter is implied and `upstream_checkpoint=` is keyword-only."""
 
-    def __call__(self, *args: Any, upstream_checkpoint: str | Path | None = None, **kwargs: Any):
+    def __call__(
+        self, *args: Any, upstream_checkpoint: str | Path | None = None, **kwargs: Any
+    ) -> Any:
         ctx = self.local_ctx(
             upstream_checkpoint=Path(upstream_checkpoint) if upstream_checkpoint else None
         )

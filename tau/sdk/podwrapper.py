@@ -13,7 +13,9 @@ import argparse
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HANDLE = ""
 HERE = Path(__file__).resolve().parent
@@ -31,12 +33,12 @@ def _load(name: str, path: Path) -> types.ModuleType:
 class _Recorded:
     """What a decorator leaves behind in the pod: the function and its options."""
 
-    def __init__(self, kind: str, options: dict, fn) -> None:
+    def __init__(self, kind: str, options: dict[str, Any], fn: Callable[..., Any]) -> None:
         self.kind, self.options, self.fn = kind, options, fn
 
 
-def _decorator(kind: str):
-    def factory(**options):
+def _decorator(kind: str) -> Callable[..., Callable[[Callable[..., Any]], _Recorded]]:
+    def factory(**options: Any) -> Callable[[Callable[..., Any]], _Recorded]:
         return lambda fn: _Recorded(kind, options, fn)
 
     return factory
@@ -46,18 +48,21 @@ def _stand_in() -> None:
     package = types.ModuleType("tau")
     package.__path__ = []
     sys.modules["tau"] = package
-    package.keys = _load("tau.keys", HERE / "tau_keys.py")
+    # Attributes of a module built at run time: set through its namespace.
+    package.__dict__["keys"] = _load("tau.keys", HERE / "tau_keys.py")
     sdk = types.ModuleType("tau.sdk")
     sdk.__path__ = []
     sys.modules["tau.sdk"] = sdk
-    package.sdk = sdk
+    package.__dict__["sdk"] = sdk
     ctx = _load("tau.sdk.ctx", HERE / "tau_ctx.py")
-    package.Ctx = ctx.Ctx
-    package.train = _decorator("train")
-    package.eval = _decorator("eval")
-    package.serve = lambda **options: None
-    package.pvc_mount = lambda name, **options: {"name": name, **options}
-    package.secret_ref = lambda name, key: {"name": name, "key": key}
+    package.__dict__.update(
+        Ctx=ctx.Ctx,
+        train=_decorator("train"),
+        eval=_decorator("eval"),
+        serve=lambda **options: None,
+        pvc_mount=lambda name, **options: {"name": name, **options},
+        secret_ref=lambda name, key: {"name": name, "key": key},
+    )
 
 
 def main() -> None:

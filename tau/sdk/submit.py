@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tau import keys
 from tau.errors import RuntimeFailure, UsageError
@@ -70,7 +71,7 @@ def submit_build(
 
 
 def wait_for_success(
-    workload: dict, *, context: str, timeout: float, say: Callable[[str], None],
+    workload: dict[str, Any], *, context: str, timeout: float, say: Callable[[str], None],
     sleep: Callable[[float], None],
 ) -> None:  # fmt: skip
     """Poll `tau run status` until the train run succeeded (its evals depend on it)."""
