@@ -101,7 +101,8 @@ class Constructor(yaml.constructor.SafeConstructor):
         return str(self.construct_scalar(node))
 
 
-Constructor.add_constructor(_VALUE_TAG, Constructor.construct_value_as_str)
+# types-PyYAML types constructors as taking a Loader, not the constructor mixin they belong to.
+Constructor.add_constructor(_VALUE_TAG, Constructor.construct_value_as_str)  # type: ignore[type-var]
 
 
 def refusal(error: yaml.YAMLError) -> YamlRefused:

@@ -313,11 +313,11 @@ class Run:
         )
         store_artifacts = root / "artifacts" / self.name
         store_artifacts.mkdir(parents=True, exist_ok=True)
-        specs = []
+        specs: list[dict[str, Any]] = []
         for entry in self.artifacts:
             copied = store_artifacts / entry["name"]
             shutil.copyfile(entry["path"], copied)
-            spec = {
+            spec: dict[str, Any] = {
                 k: entry[k]
                 for k in ("type", "name", "caption", "direction", "alias", "step")
                 if k in entry
