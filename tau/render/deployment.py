@@ -115,7 +115,7 @@ def _pod_template(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _main(intent: ServeIntent, mounts: list[dict]) -> dict[str, Any]:
+def _main(intent: ServeIntent, mounts: list[dict[str, Any]]) -> dict[str, Any]:
     container: dict[str, Any] = {"name": MAIN, "image": intent.image}
     if intent.placement.image_pull_policy:
         container["imagePullPolicy"] = intent.placement.image_pull_policy

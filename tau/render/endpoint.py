@@ -218,7 +218,7 @@ def container_env(
     return [entries[name] for name in sorted(entries)]
 
 
-def volumes_and_mounts(intent: ServeIntent) -> tuple[list[dict], list[dict]]:
+def volumes_and_mounts(intent: ServeIntent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """User volumes, the read-only checkpoint PVC at /data and the `--shm-size` tmpfs."""
     names = {volume.name for volume in intent.volumes}
     paths = {mount.path for mount in intent.mounts}

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from tau import keys
 from tau.render.intent import RunIntent
@@ -114,9 +113,11 @@ def workload_annotations(
     return clean_annotations(annotations)
 
 
-def pod_annotations(workload: dict[str, str], *, topology: bool, intent: RunIntent) -> dict:
+def pod_annotations(
+    workload: dict[str, str], *, topology: bool, intent: RunIntent
+) -> dict[str, str]:
     """The correlation subset of workload annotations, plus Kueue podset topology."""
-    annotations: dict[str, Any] = {
+    annotations: dict[str, str] = {
         key: value
         for key, value in workload.items()
         if key in keys.CORRELATION_ANNOTATIONS or key.startswith(keys.STELLAR_PREFIX)

@@ -28,7 +28,7 @@ from tau.render.metadata import (
     workload_labels,
 )
 from tau.render.names import check_namespace, check_rayjob_name
-from tau.render.payload import DECODER, PAYLOAD_RESOURCES, PROJECT_FILE, build_payload
+from tau.render.payload import DECODER, PAYLOAD_RESOURCES, PROJECT_FILE, Payload, build_payload
 from tau.render.placement import gpu_tolerations, node_selector
 from tau.render.security import apply_restricted, profile_security
 from tau.render.volumes import (
@@ -262,7 +262,7 @@ def _role_resources(intent: RunIntent, role: Resources, *, gpu_worker: bool) -> 
         "requests": {"cpu": base.cpu_request, "memory": base.memory_request},
         "limits": {"cpu": base.cpu_limit, "memory": base.memory_limit},
     }
-    out: dict[str, dict[str, str]] = {"requests": {}, "limits": {}}
+    out: dict[str, dict[str, str | None]] = {"requests": {}, "limits": {}}
     for resource in ("cpu", "memory"):
         request, limit = requests[resource], limits[resource]
         if request and not limit:
@@ -275,7 +275,7 @@ def _role_resources(intent: RunIntent, role: Resources, *, gpu_worker: bool) -> 
     return out
 
 
-def _volumes(intent: RunIntent) -> tuple[list[dict], list[dict]]:
+def _volumes(intent: RunIntent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     claims = [
         volume
         for volume in intent.volumes
@@ -296,7 +296,7 @@ def _volumes(intent: RunIntent) -> tuple[list[dict], list[dict]]:
     return volumes, mounts
 
 
-def _payload_init(intent: RunIntent, payload) -> dict[str, Any]:
+def _payload_init(intent: RunIntent, payload: Payload) -> dict[str, Any]:
     return {
         "name": "tau-payload",
         "image": intent.image,
@@ -311,7 +311,13 @@ def _payload_init(intent: RunIntent, payload) -> dict[str, Any]:
     }
 
 
-def _container(intent: RunIntent, name: str, env: dict[str, str], resources, mounts) -> dict:
+def _container(
+    intent: RunIntent,
+    name: str,
+    env: dict[str, str],
+    resources: dict[str, Any],
+    mounts: list[dict[str, Any]],
+) -> dict[str, Any]:
     container: dict[str, Any] = {"name": name, "image": intent.image}
     if intent.placement.image_pull_policy:
         container["imagePullPolicy"] = intent.placement.image_pull_policy
@@ -321,13 +327,20 @@ def _container(intent: RunIntent, name: str, env: dict[str, str], resources, mou
     return container
 
 
-def _pod_metadata(intent: RunIntent, annotations: dict[str, str], *, topology: bool) -> dict:
+def _pod_metadata(
+    intent: RunIntent, annotations: dict[str, str], *, topology: bool
+) -> dict[str, Any]:
     pod = pod_annotations(annotations, topology=topology, intent=intent)
     pod |= {keys.ADX_MON_SCRAPE: "true", keys.ADX_MON_PORT: "8080"}
     return {"labels": pod_labels(intent), "annotations": dict(sorted(pod.items()))}
 
 
-def _pod_spec(intent: RunIntent, containers: list[dict], inits: list[dict], volumes) -> dict:
+def _pod_spec(
+    intent: RunIntent,
+    containers: list[dict[str, Any]],
+    inits: list[dict[str, Any]],
+    volumes: list[dict[str, Any]],
+) -> dict[str, Any]:
     pod: dict[str, Any] = {"restartPolicy": "Never"}
     if intent.service_account:
         pod["serviceAccountName"] = intent.service_account
@@ -348,7 +361,9 @@ def _finish(pod: dict[str, Any], intent: RunIntent) -> None:
         profile_security(pod, intent.placement)
 
 
-def _head_template(intent: RunIntent, annotations, env, payload) -> dict[str, Any]:
+def _head_template(
+    intent: RunIntent, annotations: dict[str, str], env: dict[str, str], payload: Payload
+) -> dict[str, Any]:
     """The head runs the driver (HTTPMode), so the wrapper and the offload and driver-log
     sidecars live here."""
     volumes, mounts = _volumes(intent)
@@ -383,7 +398,9 @@ def _head_template(intent: RunIntent, annotations, env, payload) -> dict[str, An
     return {"metadata": _pod_metadata(intent, annotations, topology=False), "spec": pod}
 
 
-def _worker_template(intent: RunIntent, annotations, env, payload) -> dict[str, Any]:
+def _worker_template(
+    intent: RunIntent, annotations: dict[str, str], env: dict[str, str], payload: Payload
+) -> dict[str, Any]:
     volumes, mounts = _volumes(intent)
     gpu = intent.gpus_per_worker > 0
     container = _container(

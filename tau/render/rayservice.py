@@ -133,7 +133,7 @@ def serve_config(intent: ServeIntent, env: dict[str, str]) -> str:
 
 
 def _container(
-    intent: ServeIntent, name: str, env: dict[str, str], mounts: list[dict]
+    intent: ServeIntent, name: str, env: dict[str, str], mounts: list[dict[str, Any]]
 ) -> dict[str, Any]:
     container: dict[str, Any] = {"name": name, "image": intent.image}
     if intent.placement.image_pull_policy:

@@ -65,14 +65,14 @@ def user_mounts(intent: RunIntent) -> list[dict[str, Any]]:
     return mounts
 
 
-def hot_volume_and_mount(intent: RunIntent) -> tuple[list[dict], list[dict]]:
+def hot_volume_and_mount(intent: RunIntent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Node-local scratch at /mnt, present whenever durable /data is mounted."""
     if not intent.data_mounted:
         return [], []
     return [empty_dir(HOT_VOLUME)], [{"name": HOT_VOLUME, "mountPath": HOT_DIR}]
 
 
-def shm_volume_and_mount() -> tuple[list[dict], list[dict]]:
+def shm_volume_and_mount() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return (
         [empty_dir(SHM_VOLUME, memory_limit=SHM_SIZE)],
         [{"name": SHM_VOLUME, "mountPath": SHM_PATH}],
@@ -83,7 +83,9 @@ def asset_volume_name(asset: ImageAsset) -> str:
     return f"tau-asset-{asset.name}"
 
 
-def image_assets(intent: RunIntent) -> tuple[list[dict], list[dict], list[dict]]:
+def image_assets(
+    intent: RunIntent,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Per asset: an init container copying the pinned image's tree, its emptyDir, and a
     read-only mount in the main container. Returns (init containers, volumes, mounts)."""
     inits, volumes, mounts = [], [], []

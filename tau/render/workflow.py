@@ -31,12 +31,11 @@ from tau.render.intent import Provenance, Resources
 from tau.render.meta import clean_annotations, clean_labels, label_safe, redact_command
 from tau.render.metadata import image_digest
 from tau.render.names import check_namespace
-from tau.render.payload import DECODER, build_payload
+from tau.render.payload import DECODER, PAYLOAD_RESOURCES, Payload, build_payload
 from tau.render.placement import gpu_tolerations
 from tau.render.rayjob import (
     CRITICAL_ADDONS_TOLERATION,
     HEAD_PORTS,
-    PAYLOAD_RESOURCES,
     SYSTEM_POOL_AFFINITY,
     TERMINATION_GRACE_SECONDS,
     TTL_AFTER_FINISHED,
@@ -283,20 +282,22 @@ def _resources(role: Resources, default: Resources, gpus: int = 0) -> dict[str, 
     return out
 
 
-def _volumes(intent: WorkflowIntent, *, manifest: bool) -> tuple[list[dict], list[dict]]:
+def _volumes(
+    intent: WorkflowIntent, *, manifest: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     data: dict[str, Any] = {"name": "data"}
     if intent.data_pvc:
         data["persistentVolumeClaim"] = {"claimName": intent.data_pvc}
     else:
         data["emptyDir"] = {}
     shm = "16Gi" if intent.gpus else "4Gi"
-    volumes = [
+    volumes: list[dict[str, Any]] = [
         {"name": SCRIPT_VOLUME, "emptyDir": {}},
         data,
         {"name": HOT_VOLUME, "emptyDir": {}},
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
     ]
-    mounts = [
+    mounts: list[dict[str, Any]] = [
         {"name": SCRIPT_VOLUME, "mountPath": SCRIPT_PATH, "readOnly": True},
         {"name": "data", "mountPath": DATA_DIR},
         {"name": HOT_VOLUME, "mountPath": HOT_DIR},
@@ -326,7 +327,9 @@ def _volumes(intent: WorkflowIntent, *, manifest: bool) -> tuple[list[dict], lis
     return volumes, mounts
 
 
-def _payload_init(intent: WorkflowIntent, name: str, payload, volume: str, path: str) -> dict:
+def _payload_init(
+    intent: WorkflowIntent, name: str, payload: Payload, volume: str, path: str
+) -> dict[str, Any]:
     return {
         "name": name,
         "image": intent.image,
@@ -341,7 +344,14 @@ def _payload_init(intent: WorkflowIntent, name: str, payload, volume: str, path:
     }
 
 
-def _pod(intent: WorkflowIntent, containers, inits, volumes, *, head: bool) -> dict[str, Any]:
+def _pod(
+    intent: WorkflowIntent,
+    containers: list[dict[str, Any]],
+    inits: list[dict[str, Any]],
+    volumes: list[dict[str, Any]],
+    *,
+    head: bool,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"restartPolicy": "Never"}
     if intent.service_account:
         spec["serviceAccountName"] = intent.service_account
@@ -398,8 +408,8 @@ def _worker_group(
     resources: dict[str, Any],
     start: dict[str, str],
     annotations: dict[str, str],
-    inits: list[dict],
-    env: list[dict],
+    inits: list[dict[str, Any]],
+    env: list[dict[str, Any]],
 ) -> dict[str, Any]:
     volumes, mounts = _volumes(intent, manifest=False)
     container = {
@@ -426,7 +436,12 @@ def _worker_group(
     }
 
 
-def _rayjob(intent: WorkflowIntent, annotations, inits_head, inits_worker) -> dict[str, Any]:
+def _rayjob(
+    intent: WorkflowIntent,
+    annotations: dict[str, str],
+    inits_head: list[dict[str, Any]],
+    inits_worker: list[dict[str, Any]],
+) -> dict[str, Any]:
     env = _env(intent)
     volumes, mounts = _volumes(intent, manifest=True)
     head = {
@@ -526,7 +541,9 @@ def _rayjob(intent: WorkflowIntent, annotations, inits_head, inits_worker) -> di
     }
 
 
-def _job(intent: WorkflowIntent, annotations, inits) -> dict[str, Any]:
+def _job(
+    intent: WorkflowIntent, annotations: dict[str, str], inits: list[dict[str, Any]]
+) -> dict[str, Any]:
     volumes, mounts = _volumes(intent, manifest=True)
     install = ""
     if intent.pip:
