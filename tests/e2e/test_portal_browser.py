@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from controller_harness import wait_for
-from portal_env import Scene, scene, tau_job
+from portal_boards import finished_and_over_quota, open_board, screenshot_folder
+from portal_env import Scene, scene
 
 from hack.localcluster import fixtures as fx
 
@@ -27,40 +26,16 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.getbasetemp() / "artifacts" / "portal-screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return screenshot_folder(tmp_path_factory, "portal-screenshots")
 
 
 @pytest.fixture(scope="module")
 def runs(scene: Scene) -> Scene:
-    scene.cluster.apply(
-        [tau_job("browser-ok", scene.namespace), tau_job("browser-big", scene.namespace, gpus=64)]
-    )
-
-    def settled() -> bool:
-        rows = {r["name"]: r for r in scene.portal.json("/api/portal/runs")["runs"]}
-        jobs = scene.portal.json("/api/portal/jobs")
-        waiting = [w for q in jobs["clusterQueues"] for w in q["pending"] if w["reason"]]
-        return rows.get("browser-ok", {}).get("status") == "Complete" and any(
-            w["owner"]["name"] == "browser-big" and w["positionSource"] == "kueue-visibility"
-            for w in waiting
-        )
-
-    wait_for("one finished and one over-quota run", settled, timeout=90)
-    return scene
-
-
-def _open(page: Page, scene: Scene, path: str, shots: Path, name: str) -> Any:
-    loaded = page.open(scene.portal.url + path)
-    assert loaded.locator("#error").count() == 0, loaded.locator("#error").inner_text()
-    loaded.screenshot(path=str(shots / f"{name}.png"), full_page=True)
-    assert page.errors == []
-    return loaded
+    return finished_and_over_quota(scene, "browser-ok", "browser-big", timeout=90)
 
 
 def test_the_runs_board_lists_the_workspace_runs(runs: Scene, page: Page, shots: Path) -> None:
-    loaded = _open(page, runs, "/portal/runs", shots, "runs")
+    loaded = open_board(page, runs, "/portal/runs", shots, "runs")
     table = loaded.locator("#runs").inner_text()
     assert "browser-ok" in table and "browser-big" in table
     assert loaded.locator("#history-state").get_attribute("data-state") == "available"
@@ -73,7 +48,9 @@ def test_the_runs_board_lists_the_workspace_runs(runs: Scene, page: Page, shots:
 def test_the_run_page_shows_the_phase_tree_of_tau_run_status(
     runs: Scene, page: Page, shots: Path
 ) -> None:
-    loaded = _open(page, runs, f"/portal/runs/{runs.namespace}/browser-ok", shots, "run-detail")
+    loaded = open_board(
+        page, runs, f"/portal/runs/{runs.namespace}/browser-ok", shots, "run-detail"
+    )
     shown = [
         (li.get_attribute("data-phase"), li.get_attribute("data-status"))
         for li in loaded.locator("#phases li").all()
@@ -89,7 +66,7 @@ def test_the_run_page_shows_the_phase_tree_of_tau_run_status(
 def test_an_over_quota_run_shows_its_reason_and_queue_position(
     runs: Scene, page: Page, shots: Path
 ) -> None:
-    loaded = _open(page, runs, "/portal/jobs", shots, "jobs-queue")
+    loaded = open_board(page, runs, "/portal/jobs", shots, "jobs-queue")
     pending = loaded.locator(f"#pending-{fx.CLUSTER_QUEUE}").inner_text()
     row = next(
         line for line in pending.splitlines() if "browser-big" in line or "job-browser-big" in line
@@ -97,21 +74,23 @@ def test_an_over_quota_run_shows_its_reason_and_queue_position(
     assert "insufficient quota for nvidia.com/gpu" in row
     assert row.split("\t")[0].strip().isdigit(), f"a position leads the row: {row!r}"
     assert loaded.locator("#visibility").get_attribute("data-served") == "true"
-    page_two = _open(page, runs, f"/portal/runs/{runs.namespace}/browser-big", shots, "over-quota")
+    page_two = open_board(
+        page, runs, f"/portal/runs/{runs.namespace}/browser-big", shots, "over-quota"
+    )
     admission = page_two.locator('#phases li[data-phase="Kueue admission"]')
     assert admission.get_attribute("data-status") == "active"
     assert "insufficient quota" in admission.inner_text()
 
 
 def test_the_nodes_board_shows_gpu_nodes_and_health(runs: Scene, page: Page, shots: Path) -> None:
-    loaded = _open(page, runs, "/portal/nodes", shots, "nodes")
+    loaded = open_board(page, runs, "/portal/nodes", shots, "nodes")
     table = loaded.locator("#nodes").inner_text()
     assert fx.H200_POOL.node_names[0] in table and fx.GPU_CLASS_H200 in table
     assert int(loaded.locator("#gpu-nodes").inner_text()) >= fx.H200_POOL.count
 
 
 def test_the_experiments_board_links_to_stellar(runs: Scene, page: Page, shots: Path) -> None:
-    loaded = _open(page, runs, "/portal/experiments", shots, "experiments")
+    loaded = open_board(page, runs, "/portal/experiments", shots, "experiments")
     assert "portal-demo" in loaded.locator("#experiments").inner_text()
     link = loaded.locator("#experiments a").first.get_attribute("href")
     assert "workspace=shared-research" in link

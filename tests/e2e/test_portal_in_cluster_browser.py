@@ -23,8 +23,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from controller_harness import get, unique, wait_for
-from portal_env import PortalServer, Process, Scene, free_port, spawn, tau_job
+from controller_harness import get, unique
+from portal_boards import finished_and_over_quota, open_board, screenshot_folder
+from portal_env import PortalServer, Process, Scene, free_port, spawn
 
 from hack.images import ImageRef
 from hack.localcluster import LocalCluster
@@ -160,36 +161,12 @@ def scene(
 
 @pytest.fixture(scope="module")
 def runs(scene: Scene) -> Scene:
-    scene.cluster.apply(
-        [tau_job("pod-ok", scene.namespace), tau_job("pod-big", scene.namespace, gpus=64)]
-    )
-
-    def settled() -> bool:
-        rows = {r["name"]: r for r in scene.portal.json("/api/portal/runs")["runs"]}
-        jobs = scene.portal.json("/api/portal/jobs")
-        waiting = [w for q in jobs["clusterQueues"] for w in q["pending"] if w["reason"]]
-        return rows.get("pod-ok", {}).get("status") == "Complete" and any(
-            w["owner"]["name"] == "pod-big" and w["positionSource"] == "kueue-visibility"
-            for w in waiting
-        )
-
-    wait_for("one finished and one over-quota run, seen by the Portal pod", settled, 120)
-    return scene
+    return finished_and_over_quota(scene, "pod-ok", "pod-big", timeout=120)
 
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.getbasetemp() / "artifacts" / "portal-in-cluster-screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def _open(page: Page, scene: Scene, path: str, shots: Path, name: str) -> Any:
-    loaded = page.open(scene.portal.url + path)
-    assert loaded.locator("#error").count() == 0, loaded.locator("#error").inner_text()
-    loaded.screenshot(path=str(shots / f"{name}.png"), full_page=True)
-    assert page.errors == []
-    return loaded
+    return screenshot_folder(tmp_path_factory, "portal-in-cluster-screenshots")
 
 
 def test_the_portal_is_the_chart_pod_from_our_image_on_the_real_node(
@@ -214,7 +191,7 @@ def test_the_portal_is_the_chart_pod_from_our_image_on_the_real_node(
 
 
 def test_the_runs_board_lists_the_workspace_runs(runs: Scene, page: Page, shots: Path) -> None:
-    loaded = _open(page, runs, "/portal/runs", shots, "runs")
+    loaded = open_board(page, runs, "/portal/runs", shots, "runs")
     table = loaded.locator("#runs").inner_text()
     assert "pod-ok" in table and "pod-big" in table
     # No recorder shares a store with this Portal: the board says it shows live objects only.
@@ -228,7 +205,7 @@ def test_the_runs_board_lists_the_workspace_runs(runs: Scene, page: Page, shots:
 def test_the_run_page_shows_the_phase_tree_of_tau_run_status(
     runs: Scene, page: Page, shots: Path
 ) -> None:
-    loaded = _open(page, runs, f"/portal/runs/{runs.namespace}/pod-ok", shots, "run-detail")
+    loaded = open_board(page, runs, f"/portal/runs/{runs.namespace}/pod-ok", shots, "run-detail")
     shown = [
         (li.get_attribute("data-phase"), li.get_attribute("data-status"))
         for li in loaded.locator("#phases li").all()
@@ -242,13 +219,13 @@ def test_the_run_page_shows_the_phase_tree_of_tau_run_status(
 def test_an_over_quota_run_shows_its_reason_and_queue_position(
     runs: Scene, page: Page, shots: Path
 ) -> None:
-    loaded = _open(page, runs, "/portal/jobs", shots, "jobs-queue")
+    loaded = open_board(page, runs, "/portal/jobs", shots, "jobs-queue")
     pending = loaded.locator(f"#pending-{fx.CLUSTER_QUEUE}").inner_text()
     row = next(line for line in pending.splitlines() if "pod-big" in line)
     assert "insufficient quota for nvidia.com/gpu" in row
     assert row.split("\t")[0].strip().isdigit(), f"a position leads the row: {row!r}"
     assert loaded.locator("#visibility").get_attribute("data-served") == "true"
-    detail = _open(page, runs, f"/portal/runs/{runs.namespace}/pod-big", shots, "over-quota")
+    detail = open_board(page, runs, f"/portal/runs/{runs.namespace}/pod-big", shots, "over-quota")
     admission = detail.locator('#phases li[data-phase="Kueue admission"]')
     assert admission.get_attribute("data-status") == "active"
     assert "insufficient quota" in admission.inner_text()
@@ -257,7 +234,7 @@ def test_an_over_quota_run_shows_its_reason_and_queue_position(
 
 
 def test_the_nodes_board_shows_gpu_nodes_and_health(runs: Scene, page: Page, shots: Path) -> None:
-    loaded = _open(page, runs, "/portal/nodes", shots, "nodes")
+    loaded = open_board(page, runs, "/portal/nodes", shots, "nodes")
     table = loaded.locator("#nodes").inner_text()
     assert fx.H200_POOL.node_names[0] in table and fx.GPU_CLASS_H200 in table
     assert int(loaded.locator("#gpu-nodes").inner_text()) >= fx.H200_POOL.count
@@ -265,7 +242,7 @@ def test_the_nodes_board_shows_gpu_nodes_and_health(runs: Scene, page: Page, sho
 
 def test_the_experiments_board_shows_the_pods_store(runs: Scene, page: Page, shots: Path) -> None:
     # The chart's init container creates the store with its `taugrid` experiment.
-    loaded = _open(page, runs, "/portal/experiments", shots, "experiments")
+    loaded = open_board(page, runs, "/portal/experiments", shots, "experiments")
     assert "taugrid" in loaded.locator("#experiments").inner_text()
     link = loaded.locator("#experiments a").first.get_attribute("href")
     assert f"workspace={WORKSPACE}" in link
