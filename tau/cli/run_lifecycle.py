@@ -403,8 +403,7 @@ def connected_client_dry_run(
     design), without a connection descriptor, or when this machine has never connected the
     repository (`tau workspace connection` records that).
     """
-    from tau.resolve import localstate
-    from tau.resolve.discovery import DescriptorNotFound, discover_connection
+    from tau.connection import DescriptorNotFound, discover_connection, load_state, state_path
 
     policy = getattr(loaded.config, "policy", None)
     if policy is not None and policy.workload_profile_snapshot:
@@ -413,7 +412,7 @@ def connected_client_dry_run(
         source = discover_connection(loaded.base_dir, project=project)
     except DescriptorNotFound:
         return False
-    if localstate.load_state(localstate.state_path(source)) is None:
+    if load_state(state_path(source)) is None:
         _say(
             "note: this repository is not connected on this machine; rendering offline "
             "(run `tau workspace connection` to render with the live workspace and profiles)"

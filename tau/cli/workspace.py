@@ -69,7 +69,7 @@ def _ask(question: str) -> str:
 
 
 def _interaction():
-    from tau.workspace.connect import Interaction
+    from tau.connection import Interaction
 
     return Interaction(interactive=sys.stdin.isatty(), ask=_ask, say=_say)
 
@@ -111,7 +111,7 @@ def connection(
         return
     from tau import __version__
     from tau.api.connection import check_tau_version
-    from tau.resolve.discovery import discover_connection
+    from tau.connection import discover_connection
 
     start, descriptor_path = ".", None
     if path:
@@ -150,7 +150,7 @@ def connection(
         emit(data, output, table=table)
         return
 
-    from tau.workspace.connect import connect
+    from tau.connection import connect
 
     result = connect(source, _interaction())
     state = result.state
@@ -217,8 +217,13 @@ def connection_assign(
     """Store a connection for this checkout only (when no descriptor is checked in)."""
     from tau import __version__
     from tau.api.connection import validate_descriptor
-    from tau.resolve import localstate
-    from tau.resolve.discovery import DescriptorNotFound, find_descriptor, find_repository
+    from tau.connection import (
+        DescriptorNotFound,
+        active_workspace,
+        find_descriptor,
+        find_repository,
+        save_assignment,
+    )
 
     repository = find_repository(".")
     try:
@@ -233,8 +238,6 @@ def connection_assign(
     if not context:
         raise UsageError("--context is required (or set $TAU_CONTEXT)")
     if not workspace:
-        from tau.workspace.inspect import active_workspace
-
         workspace = active_workspace(_kube(context), system_namespace)
     access: dict[str, object] = {"method": "kubeconfig"}
     if aks_resource_id or aks_tenant_id:
@@ -256,7 +259,7 @@ def connection_assign(
         },
         "local assignment",
     )
-    path, changed = localstate.save_assignment(repository, descriptor, replace=replace)
+    path, changed = save_assignment(repository, descriptor, replace=replace)
     verb = "Assigned" if changed else "Already assigned"
     typer.echo(f"{verb} workspace {workspace} (context {context}) to this checkout: {path}")
     typer.echo("Run `tau workspace connection` to verify and pin it.")
@@ -265,13 +268,12 @@ def connection_assign(
 @connection_app.command("inspect")
 def connection_inspect(project: str = project_option(), output: Output = output_option()) -> None:
     """Show the effective connection source and its pin, without contacting the cluster."""
-    from tau.resolve import localstate
-    from tau.resolve.discovery import discover_connection
+    from tau.connection import discover_connection, is_fresh, load_state, pin_changes, state_path
 
     source = discover_connection(".", project=project)
     descriptor = source.descriptor
-    state = localstate.load_state(localstate.state_path(source))
-    changes = localstate.pin_changes(state, source, "") if state else []
+    state = load_state(state_path(source))
+    changes = pin_changes(state, source, "") if state else []
     data = {
         "source": source.kind,
         "path": source.shown,
@@ -285,7 +287,7 @@ def connection_inspect(project: str = project_option(), output: Output = output_
         "namespace": state.namespace if state else None,
         "queue": state.queue if state else None,
         "verifiedAt": state.verified_at if state else None,
-        "readinessFresh": bool(state and localstate.is_fresh(state)),
+        "readinessFresh": bool(state and is_fresh(state)),
     }
 
     def table() -> None:
@@ -312,10 +314,9 @@ def connection_inspect(project: str = project_option(), output: Output = output_
 @connection_app.command("clear")
 def connection_clear() -> None:
     """Remove this checkout's local assignment (a checked-in descriptor is untouched)."""
-    from tau.resolve import localstate
-    from tau.resolve.discovery import find_repository
+    from tau.connection import clear_assignment, find_repository
 
-    removed = localstate.clear_assignment(find_repository("."))
+    removed = clear_assignment(find_repository("."))
     if removed is None:
         typer.echo("No local assignment for this checkout.")
     else:
@@ -393,8 +394,8 @@ def check(
     With --data-pvc the claim is reported on its own line (and warned about unless Bound):
     workspace readiness never covers storage.
     """
+    from tau.connection import READINESS, LayerFailure
     from tau.workspace.inspect import check_pvc, get_workspace, workspace_status
-    from tau.workspace.verify import READINESS, LayerFailure
 
     kube = _kube(context)
     data = workspace_status(get_workspace(kube, name, system_namespace))

@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tau import keys
+from tau.connection import READINESS, LayerFailure, read_workspace, readiness_problem
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import ConflictError, KubeClient, NotFoundError, UnavailableError
 from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, LOCAL_QUEUES, RAY_JOBS, SECRET_PROVIDER_CLASSES, Resource
 from tau.kube.runtypes import SERVICES
 from tau.lifecycle.target import Target, interaction
-from tau.workspace.verify import READINESS, LayerFailure, read_workspace, readiness_problem
 
 PLATFORM = "platform operator (TauWorkspace)"
 KINDS: dict[str, Resource] = {
@@ -109,10 +109,13 @@ def _connect(
     controller's marker, else its only workspace) is the one the platform guide's smoke run
     uses, unless --workspace or policy.workspace names another.
     """
-    from tau.resolve.discovery import DescriptorNotFound, discover_connection
+    from tau.connection import (
+        DescriptorNotFound,
+        active_workspace,
+        connect,
+        discover_connection,
+    )
     from tau.resolve.layers import DescriptorLayer
-    from tau.workspace.connect import connect
-    from tau.workspace.inspect import active_workspace
 
     try:
         source = discover_connection(loaded.base_dir, project=project)

@@ -15,6 +15,13 @@ from pathlib import Path
 
 import click
 
+from tau.connection import (
+    DescriptorNotFound,
+    Interaction,
+    cached_connections,
+    ensure_connection,
+    load_merged,
+)
 from tau.errors import TauError, UsageError
 from tau.kube import KubeClient
 
@@ -61,8 +68,6 @@ class Target:
 
 
 def interaction():
-    from tau.workspace.connect import Interaction
-
     def ask(question: str) -> str:
         return click.prompt(question, default="", show_default=False, err=True)
 
@@ -74,11 +79,9 @@ def interaction():
 
 def _context_namespace(kubeconfig: str | None, context: str) -> str:
     """The namespace a kubeconfig context names, else "default" (kubectl's rule)."""
-    from tau.resolve import kubeconfig as kubeconfigs
-
     files = [Path(p) for p in kubeconfig.split(os.pathsep)] if kubeconfig else None
     try:
-        merged = kubeconfigs.load_merged(files)
+        merged = load_merged(files)
     except TauError:  # an unreadable kubeconfig is reported by the first API call
         return "default"
     name = context or merged.get("current-context") or ""
@@ -112,11 +115,7 @@ def resolve(
                 "cached",
                 cached.system_namespace,
             )
-    from tau.resolve.discovery import DescriptorNotFound
-
     try:
-        from tau.workspace.connect import ensure_connection
-
         conn = ensure_connection(start, project=project, interaction=interaction())
     except DescriptorNotFound:
         if workspace:
@@ -136,8 +135,6 @@ def resolve(
 
 
 def cached_route(workspace: str) -> Target | None:
-    from tau.resolve.localstate import cached_connections
-
     for state in cached_connections():
         if state.workspace == workspace and Path(state.kubeconfig_path).is_file():
             return Target(
@@ -153,8 +150,6 @@ def cached_route(workspace: str) -> Target | None:
 
 def cached_targets() -> list[Target]:
     """Every cached connection (one per workspace/context/namespace), newest first."""
-    from tau.resolve.localstate import cached_connections
-
     seen, targets = set(), []
     for state in cached_connections():
         key = (state.context_name, state.namespace, state.kubeconfig_path)

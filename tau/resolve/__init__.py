@@ -1,6 +1,6 @@
-"""From a working directory to everything a command resolves against.
+"""From a loaded run config to resolved run settings, each value knowing its source.
 
-Discovery (Git worktree boundary, monorepo catalog, workspace connection descriptor or local
-assignment), local state under the Tau config dir, isolated kubeconfigs, and the layered
-resolution of run settings with provenance.
+Which config a `tau run` means (targets in a monorepo project), the layered resolution of run
+settings with provenance, the workspace profile and data requests. The connection a run
+resolves against comes from `tau.connection`.
 """

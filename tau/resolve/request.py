@@ -89,7 +89,7 @@ def refuse_key_vault_flags(overrides: Overrides) -> None:
 
 def _descriptor(start: Path, project: str) -> DescriptorLayer | None:
     """The checked-in (or locally assigned) connection; none is fine for client dry-run."""
-    from tau.resolve.discovery import DescriptorNotFound, discover_connection
+    from tau.connection import DescriptorNotFound, discover_connection
 
     try:
         source = discover_connection(start, project=project)

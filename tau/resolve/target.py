@@ -11,9 +11,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tau.connection import (
+    Project,
+    check_workspace_binding,
+    default_config,
+    find_repository,
+    load_catalog,
+    project_targets,
+    select_project,
+)
 from tau.errors import UsageError
-from tau.resolve import catalog
-from tau.resolve.discovery import find_repository
 from tau.runconfig import discover
 from tau.runconfig.discovery import check_target_name, missing_target
 
@@ -21,7 +28,7 @@ from tau.runconfig.discovery import check_target_name, missing_target
 @dataclass(frozen=True)
 class Located:
     path: Path
-    project: catalog.Project | None = None
+    project: Project | None = None
 
 
 def locate_run_config(
@@ -32,7 +39,7 @@ def locate_run_config(
     project: str = "",
 ) -> Located:
     cwd = Path(cwd)
-    projects = catalog.load_catalog(find_repository(cwd))
+    projects = load_catalog(find_repository(cwd))
     if projects is None:
         if project:
             raise UsageError("--project requires tau.projects.yaml at the Git worktree root")
@@ -42,19 +49,19 @@ def locate_run_config(
     config_path = None
     if config:
         config_path = Path(config) if Path(config).is_absolute() else cwd / config
-    selected = catalog.select_project(
+    selected = select_project(
         projects, project=project, config=config_path, cwd=cwd, target=target or ""
     )
     if config_path is not None:
         return Located(discover(cwd, config=config), selected)
     if target:
-        found = catalog.project_targets(selected).get(target)
+        found = project_targets(selected).get(target)
         if found is None:
             raise missing_target(
                 target, selected.root / "tau", where=f" in project {selected.name!r}"
             )
         return Located(found, selected)
-    default = catalog.default_config(selected)
+    default = default_config(selected)
     if default is None:
         raise UsageError(
             f"no Tau run config found in project {selected.name!r}; "
@@ -67,7 +74,5 @@ def check_workspace_agrees(located: Located, policy_workspace: str, flag_workspa
     """A catalog project's `workspace` binds the run: the config and --workspace must agree."""
     if located.project is None:
         return
-    catalog.check_workspace_binding(
-        located.project, policy_workspace, "run config policy.workspace"
-    )
-    catalog.check_workspace_binding(located.project, flag_workspace, "--workspace")
+    check_workspace_binding(located.project, policy_workspace, "run config policy.workspace")
+    check_workspace_binding(located.project, flag_workspace, "--workspace")

@@ -1,6 +1,6 @@
-"""Operator- and researcher-facing workspace verbs: connect, verify, inspect, create, adopt.
+"""Operator- and researcher-facing workspace verbs: inspect, create, adopt, quota, init-repo.
 
-`connect` turns a discovered connection contract into a verified, pinned connection (an
-isolated kubeconfig plus the workspace namespace and queue); `tau run` calls
-`ensure_connection` to reuse it while the readiness evidence is fresh.
+The connection itself (discovery, pins, verification) lives in `tau.connection`; these verbs
+read workspaces (`inspect`), author TauWorkspace/TauQuotaRequest objects (`authoring`) and
+scaffold a connected repository (`scaffold`).
 """

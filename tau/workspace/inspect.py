@@ -5,20 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tau.errors import UsageError
-from tau.keys import PRIMARY_WORKSPACE
-from tau.kube import AuthorizationError, KubeClient, NotFoundError
-from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, TAU_WORKSPACES
-from tau.workspace.verify import (
+from tau.connection import (
     PLATFORM,
     READINESS,
     LayerFailure,
     denied_workspace,
     live_contract,
+    not_taugrid,
     readiness_problem,
+    workspace_objects,
 )
-
-NOT_TAUGRID = "this context does not look like a TauGrid cluster"
+from tau.kube import AuthorizationError, KubeClient, NotFoundError
+from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS, TAU_WORKSPACES
 
 # What the platform does about a failing condition (TauWorkspace reference, readiness table).
 CONDITION_ACTIONS = {
@@ -44,47 +42,9 @@ CONDITION_ACTIONS = {
 }
 
 
-def _not_taugrid(kube: KubeClient) -> LayerFailure:
-    return LayerFailure(
-        READINESS,
-        f"{NOT_TAUGRID} ({kube.target} serves no workspaces.tau.azure.com)",
-        hint="check --context, or install TauGrid with `tau cluster install`",
-    )
-
-
-def _workspace_objects(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
-    try:
-        items = kube.list(TAU_WORKSPACES, system_namespace)
-    except NotFoundError as error:
-        if error.resource_missing:
-            raise _not_taugrid(kube) from None
-        raise
-    return sorted(items, key=lambda item: item["metadata"]["name"])
-
-
-def active_workspace(
-    kube: KubeClient, system_namespace: str, choose_with: str = "WORKSPACE"
-) -> str:
-    """The one workspace annotated primary, else the only workspace (one list call)."""
-    items = _workspace_objects(kube, system_namespace)
-    primary = [
-        obj["metadata"]["name"]
-        for obj in items
-        if (obj["metadata"].get("annotations") or {}).get(PRIMARY_WORKSPACE) == "true"
-    ]
-    if len(primary) == 1:
-        return primary[0]
-    if len(items) == 1:
-        return items[0]["metadata"]["name"]
-    raise UsageError(
-        f"cannot pick the active workspace in {system_namespace} ({len(items)} found); "
-        f"pass {choose_with}"
-    )
-
-
 def list_workspaces(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
     rows = []
-    for obj in _workspace_objects(kube, system_namespace):
+    for obj in workspace_objects(kube, system_namespace):
         live = live_contract(obj)
         rows.append(
             {
@@ -105,7 +65,7 @@ def get_workspace(kube: KubeClient, name: str, system_namespace: str) -> dict[st
         return kube.get(TAU_WORKSPACES, name, system_namespace)
     except NotFoundError as error:
         if error.resource_missing:
-            raise _not_taugrid(kube) from None
+            raise not_taugrid(kube) from None
         raise LayerFailure(
             READINESS,
             f'TauWorkspace "{name}" does not exist in namespace "{system_namespace}"',

@@ -15,8 +15,8 @@ from pathlib import Path
 from tau import __version__, atomicfile
 from tau.api.connection import DESCRIPTOR_PATH, SCHEMA, AksResourceID
 from tau.api.workspace import RESEARCHER_ROLE, WORKSPACE_RBAC
+from tau.connection import parse_descriptor_text
 from tau.errors import UsageError
-from tau.resolve.discovery import parse_descriptor_text
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from tau.api.connection import (
     parse_version,
     validate_descriptor,
 )
+from tau.connection import parse_descriptor_text
 from tau.errors import ValidationError
-from tau.resolve.discovery import parse_descriptor_text
 from tests.unit.descriptors import descriptor_text
 
 SUB = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"

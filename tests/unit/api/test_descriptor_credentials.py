@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tau.api.connection import credential_findings, decoded_findings
+from tau.connection import parse_descriptor_text
 from tau.errors import ValidationError
-from tau.resolve.discovery import parse_descriptor_text
 from tests.unit.descriptors import descriptor_text
 
 JWT_HEAD = "eyJhbGciOiJIUzI1NiJ9"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from tau.connection import discover_connection
 from tau.errors import UsageError
-from tau.resolve.discovery import discover_connection
 from tau.workspace.scaffold import AksCluster, ScaffoldRequest, package_name, scaffold
 
 SUB = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"

@@ -5,13 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tau.api.connection import validate_descriptor
+from tau.connection import LayerFailure, live_contract, readiness_problem
+from tau.connection.verify import check_authorization_contract
 from tau.workspace.inspect import workspace_status
-from tau.workspace.verify import (
-    LayerFailure,
-    check_authorization_contract,
-    live_contract,
-    readiness_problem,
-)
 
 
 def workspace(phase="Ready", generation=3, observed=3, **spec) -> dict:

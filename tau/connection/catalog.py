@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tau.connection.descriptor import Repository, is_within, load_descriptor
+from tau.connection.yamlstrict import StrictYamlError, load_one
 from tau.errors import TauError, UsageError, ValidationError
-from tau.resolve.discovery import Repository, is_within, load_descriptor
-from tau.resolve.yamlstrict import StrictYamlError, load_one
 
 CATALOG_FILE = "tau.projects.yaml"
 CATALOG_SCHEMA = "tau.projects.v1"

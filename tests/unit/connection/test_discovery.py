@@ -6,13 +6,13 @@ import os
 
 import pytest
 
-from tau.errors import ValidationError
-from tau.resolve.discovery import (
+from tau.connection import (
     DescriptorNotFound,
     discover_connection,
     find_repository,
     load_descriptor,
 )
+from tau.errors import ValidationError
 
 
 def test_the_descriptor_is_found_from_a_nested_directory(tmp_path, make_repo, write_descriptor):

@@ -14,12 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tau.connection import Interaction, connect, discover_connection, localstate
+from tau.connection import kubeconfig as kubeconfigs
 from tau.errors import RuntimeFailure
 from tau.kube import UnavailableError
-from tau.resolve import kubeconfig as kubeconfigs
-from tau.resolve import localstate
-from tau.resolve.discovery import discover_connection
-from tau.workspace.connect import Interaction, connect
 from tests.unit.closed_port import closed_port_kubeconfig
 from tests.unit.descriptors import descriptor_text
 

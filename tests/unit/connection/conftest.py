@@ -1,4 +1,4 @@
-"""A local HTTPS stand-in for Microsoft Entra ID and Azure Resource Manager.
+"""Throwaway checkouts (tests/unit/repos.py) and a local HTTPS stand-in for Entra ID and ARM.
 
 Azure cannot be reached from the test machine, so `access.method: aks` runs the real
 azure-identity and azure-mgmt-containerservice clients against this server: OpenID discovery
@@ -26,6 +26,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from tests.unit.repos import make_repo, monorepo, tau_config_dir, write_descriptor
+
+__all__ = ["azure", "make_repo", "monorepo", "tau_config_dir", "write_descriptor"]
 
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 SUBSCRIPTION = "0b1f6471-1bf0-4dda-aec3-cb9272f09590"

@@ -19,10 +19,10 @@ from urllib.parse import urlparse
 
 from tau import safeyaml
 from tau.api.connection import WorkspaceConnection, parse_aks_resource_id
+from tau.connection.verify import AUTHORIZATION, LayerFailure
 from tau.errors import UsageError
 from tau.keys import ENV_AUTH_MODE, ENV_AZURE_RESOURCE_MANAGER
 from tau.kube.errors import AccessError
-from tau.workspace.verify import AUTHORIZATION, LayerFailure
 
 PUBLIC_ARM = "https://management.azure.com"
 # Authorities Microsoft's instance discovery knows; any other configured authority host is a

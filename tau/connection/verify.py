@@ -16,13 +16,15 @@ from typing import Any
 
 from tau.api.connection import WorkspaceConnection
 from tau.api.workspace import CLUSTER_WIDE, WORKSPACE_RBAC
-from tau.errors import RuntimeFailure
+from tau.errors import RuntimeFailure, UsageError
+from tau.keys import PRIMARY_WORKSPACE
 from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import LOCAL_QUEUES, TAU_WORKSPACES
 
 PLATFORM = "platform operator"
 READINESS = "workspace readiness"
 AUTHORIZATION = "authorization"
+NOT_TAUGRID = "this context does not look like a TauGrid cluster"
 
 # What a researcher must be able to do in the workspace namespace (workspace-rbac mode):
 # (verb, resource, API group, subresource).
@@ -245,3 +247,41 @@ def check_permissions(
                 f'you may not {verb} {shown} in namespace "{live.namespace}"',
                 hint=f"expected role {role} bound to you by TauWorkspace {live.name}",
             )
+
+
+def not_taugrid(kube: KubeClient) -> LayerFailure:
+    return LayerFailure(
+        READINESS,
+        f"{NOT_TAUGRID} ({kube.target} serves no workspaces.tau.azure.com)",
+        hint="check --context, or install TauGrid with `tau cluster install`",
+    )
+
+
+def workspace_objects(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
+    try:
+        items = kube.list(TAU_WORKSPACES, system_namespace)
+    except NotFoundError as error:
+        if error.resource_missing:
+            raise not_taugrid(kube) from None
+        raise
+    return sorted(items, key=lambda item: item["metadata"]["name"])
+
+
+def active_workspace(
+    kube: KubeClient, system_namespace: str, choose_with: str = "WORKSPACE"
+) -> str:
+    """The one workspace annotated primary, else the only workspace (one list call)."""
+    items = workspace_objects(kube, system_namespace)
+    primary = [
+        obj["metadata"]["name"]
+        for obj in items
+        if (obj["metadata"].get("annotations") or {}).get(PRIMARY_WORKSPACE) == "true"
+    ]
+    if len(primary) == 1:
+        return primary[0]
+    if len(items) == 1:
+        return items[0]["metadata"]["name"]
+    raise UsageError(
+        f"cannot pick the active workspace in {system_namespace} ({len(items)} found); "
+        f"pass {choose_with}"
+    )

@@ -6,9 +6,8 @@ import pytest
 import yaml
 
 from tau.api.connection import validate_descriptor
+from tau.connection import LayerFailure, cluster_user_kubeconfig
 from tau.kube.errors import AccessError
-from tau.workspace.aks import cluster_user_kubeconfig
-from tau.workspace.verify import LayerFailure
 from tests.unit.closed_port import closed_port
 
 
@@ -74,10 +73,8 @@ def test_an_unknown_auth_mode_is_a_usage_error(azure, monkeypatch):
 
 
 def test_aks_credentials_are_fetched_only_after_a_human_approved(azure, tmp_path, monkeypatch):
+    from tau.connection import Interaction, ReviewRequired, connect, discover_connection
     from tau.kube import UnavailableError
-    from tau.resolve.discovery import discover_connection
-    from tau.resolve.localstate import ReviewRequired
-    from tau.workspace.connect import Interaction, connect
 
     monkeypatch.setenv("TAU_CONFIG_DIR", str(tmp_path / "tau"))
     repo = tmp_path / "repo"

@@ -8,9 +8,8 @@ from datetime import timedelta
 
 import pytest
 
+from tau.connection import discover_connection, find_repository, localstate
 from tau.errors import RuntimeFailure, UsageError, ValidationError
-from tau.resolve import localstate
-from tau.resolve.discovery import discover_connection, find_repository
 
 
 def mode(path) -> int:

@@ -1,8 +1,8 @@
-"""Find the repository, its project and the workspace connection a command runs against.
+"""The repository boundary and the checked-in workspace connection descriptor inside it.
 
 The Git worktree is a trust boundary: a descriptor above it belongs to somebody else's
-checkout (a home directory, a parent monorepo), so discovery never looks past it. A
-checked-in descriptor always wins over a local assignment.
+checkout (a home directory, a parent monorepo), so the search never looks past it.
+`ConnectionSource` is what discovery hands on: the contract and where it came from.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from tau.api.connection import (
     refuse_credentials,
     validate_descriptor,
 )
+from tau.connection.yamlstrict import StrictYamlError, compose_one, construct
 from tau.errors import UsageError, ValidationError
-from tau.resolve.yamlstrict import StrictYamlError, compose_one, construct
 
 
 @dataclass(frozen=True)
@@ -185,57 +185,3 @@ class ConnectionSource:
     def trust_identity(self) -> str:
         """The pinned identity of this checkout: real repository root + real contract path."""
         return f"{self.repository.real_root}\0{self.path.resolve()}"
-
-
-def discover_connection(
-    start: str | os.PathLike[str] = ".",
-    *,
-    project: str = "",
-    descriptor_path: str | os.PathLike[str] | None = None,
-    config_dir: Path | None = None,
-) -> ConnectionSource:
-    """Resolve the connection for the project containing `start` (or named by `project`).
-
-    Order: an explicit descriptor path; the catalog project's `connection`; the nearest
-    descriptor up to the repository boundary; this checkout's local assignment. Catalog
-    projects always name a checked-in connection, so assignments serve single-project
-    repositories.
-    """
-    from tau.resolve import catalog, localstate
-
-    start_dir = Path(os.path.abspath(start))
-    repository = find_repository(start_dir)
-    if descriptor_path is not None:
-        path = Path(os.path.abspath(descriptor_path))
-        descriptor = load_descriptor(path, repository)
-        return ConnectionSource(descriptor, "descriptor", repository, None, repository.root, path)
-    projects = catalog.load_catalog(repository)
-    if projects is not None:
-        selected = catalog.select_lifecycle_project(projects, project=project, cwd=start_dir)
-        return ConnectionSource(
-            load_descriptor(selected.connection, repository),
-            "descriptor",
-            repository,
-            selected.name,
-            selected.root,
-            selected.connection,
-        )
-    if project:
-        raise UsageError("--project requires tau.projects.yaml at the Git worktree root")
-    try:
-        path = find_descriptor(start_dir, repository)
-    except DescriptorNotFound as not_found:
-        assignment = localstate.load_assignment(repository, config_dir=config_dir)
-        if assignment is None:
-            raise not_found from None
-        return ConnectionSource(
-            assignment.descriptor,
-            "assignment",
-            repository,
-            None,
-            repository.root,
-            assignment.path,
-        )
-    return ConnectionSource(
-        load_descriptor(path, repository), "descriptor", repository, None, repository.root, path
-    )

@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from tau import safeyaml
+from tau.connection.localstate import write_private
 from tau.kube.errors import AccessError
-from tau.resolve.localstate import write_private
 
 _PATH_FIELDS = {
     "cluster": ("certificate-authority",),

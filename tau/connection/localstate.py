@@ -28,9 +28,9 @@ from pydantic import ValidationError as PydanticValidationError
 
 from tau import atomicfile
 from tau.api.connection import WorkspaceConnection
+from tau.connection.descriptor import ConnectionSource, Repository, is_within
 from tau.errors import RuntimeFailure, TauError, UsageError, ValidationError
 from tau.keys import ENV_CONFIG_DIR
-from tau.resolve.discovery import ConnectionSource, Repository, is_within
 
 READINESS_TTL = timedelta(minutes=5)
 STATE_SCHEMA = "tau.workspace.connection-state.v1"

@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tau.connection import (
+    CATALOG_FILE,
+    find_repository,
+    load_catalog,
+    load_merged,
+    parse_descriptor_text,
+)
 from tau.errors import ValidationError
-from tau.resolve.catalog import CATALOG_FILE, load_catalog
-from tau.resolve.discovery import find_repository, parse_descriptor_text
-from tau.resolve.kubeconfig import AccessError, load_merged
+from tau.kube import AccessError
 from tests.unit.descriptors import descriptor_text
 
 BOMB = "".join(

@@ -6,15 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from tau.errors import UsageError, ValidationError
-from tau.resolve.catalog import (
+from tau.connection import (
     default_config,
+    discover_connection,
+    find_repository,
     load_catalog,
     project_targets,
     select_lifecycle_project,
     select_project,
 )
-from tau.resolve.discovery import discover_connection, find_repository
+from tau.errors import UsageError, ValidationError
 
 
 def catalog_problems(repo: Path) -> list[str]:

@@ -7,8 +7,8 @@ import stat
 import pytest
 import yaml
 
+from tau.connection.kubeconfig import cluster_fingerprint, isolate, load_merged, write_isolated
 from tau.kube.errors import AccessError
-from tau.resolve.kubeconfig import cluster_fingerprint, isolate, load_merged, write_isolated
 
 
 def kubeconfig(path, contexts: dict[str, tuple[str, str]], current: str) -> None:

@@ -19,14 +19,16 @@ from typing import Any
 
 from tau import __version__
 from tau.api.connection import WorkspaceConnection, check_tau_version
+from tau.connection import kubeconfig as kubeconfigs
+from tau.connection import localstate
+from tau.connection.aks import cluster_user_kubeconfig
+from tau.connection.descriptor import ConnectionSource
+from tau.connection.discovery import discover_connection
+from tau.connection.localstate import ConnectionState
+from tau.connection.verify import LiveWorkspace, verify_live
 from tau.errors import RuntimeFailure, UsageError
 from tau.keys import ENV_REVALIDATION_TIMEOUT
 from tau.kube import KubeClient, UnavailableError
-from tau.resolve import kubeconfig as kubeconfigs
-from tau.resolve import localstate
-from tau.resolve.discovery import ConnectionSource, discover_connection
-from tau.resolve.localstate import ConnectionState
-from tau.workspace.verify import LiveWorkspace, verify_live
 
 DEFAULT_REVALIDATION_TIMEOUT = 30.0
 
@@ -75,8 +77,6 @@ def credentials(source: ConnectionSource) -> tuple[dict[str, Any], str]:
     """The isolated kubeconfig content for the descriptor's context, and its target fingerprint."""
     descriptor = source.descriptor
     if descriptor.access.method == "aks":
-        from tau.workspace.aks import cluster_user_kubeconfig
-
         merged = cluster_user_kubeconfig(descriptor)
     else:
         merged = kubeconfigs.load_merged()

@@ -1,0 +1,119 @@
+"""The workspace connection: from a checkout to a verified, pinned place to send workloads.
+
+One package owns the whole connection so a command follows it without climbing layers:
+the checked-in descriptor and the repository boundary (`descriptor`), the monorepo catalog
+(`catalog`), the ordered discovery of a project's contract (`discovery`), local state under
+the Tau config dir — pins, assignments, readiness evidence (`localstate`) — isolated
+kubeconfigs (`kubeconfig`, `aks`), and live verification against the TauWorkspace
+(`verify`, `connect`).
+
+Code outside this package imports these names from `tau.connection` only (the import-graph
+test enforces it). Importing it stays cheap: `tau.kube` loads the Kubernetes client on first
+use, and the Azure SDKs load inside `aks` only when an AKS connection is made.
+"""
+
+from tau.connection.aks import cluster_user_kubeconfig
+from tau.connection.catalog import (
+    CATALOG_FILE,
+    Catalog,
+    Project,
+    check_workspace_binding,
+    default_config,
+    load_catalog,
+    project_targets,
+    select_lifecycle_project,
+    select_project,
+)
+from tau.connection.connect import (
+    Connection,
+    Interaction,
+    connect,
+    ensure_connection,
+)
+from tau.connection.descriptor import (
+    ConnectionSource,
+    DescriptorNotFound,
+    Repository,
+    find_descriptor,
+    find_repository,
+    load_descriptor,
+    parse_descriptor_text,
+)
+from tau.connection.discovery import discover_connection
+from tau.connection.kubeconfig import load_merged
+from tau.connection.localstate import (
+    ConnectionState,
+    ReviewRequired,
+    cached_connections,
+    clear_assignment,
+    config_dir,
+    is_fresh,
+    load_state,
+    pin_changes,
+    save_assignment,
+    state_path,
+)
+from tau.connection.verify import (
+    AUTHORIZATION,
+    PLATFORM,
+    READINESS,
+    LayerFailure,
+    LiveWorkspace,
+    active_workspace,
+    denied_workspace,
+    live_contract,
+    not_taugrid,
+    read_workspace,
+    readiness_problem,
+    verify_live,
+    workspace_objects,
+)
+
+__all__ = [
+    "AUTHORIZATION",
+    "CATALOG_FILE",
+    "PLATFORM",
+    "READINESS",
+    "Catalog",
+    "Connection",
+    "ConnectionSource",
+    "ConnectionState",
+    "DescriptorNotFound",
+    "Interaction",
+    "LayerFailure",
+    "LiveWorkspace",
+    "Project",
+    "Repository",
+    "ReviewRequired",
+    "active_workspace",
+    "cached_connections",
+    "check_workspace_binding",
+    "clear_assignment",
+    "cluster_user_kubeconfig",
+    "config_dir",
+    "connect",
+    "default_config",
+    "denied_workspace",
+    "discover_connection",
+    "ensure_connection",
+    "find_descriptor",
+    "find_repository",
+    "is_fresh",
+    "live_contract",
+    "load_catalog",
+    "load_descriptor",
+    "load_merged",
+    "load_state",
+    "not_taugrid",
+    "parse_descriptor_text",
+    "pin_changes",
+    "project_targets",
+    "read_workspace",
+    "readiness_problem",
+    "save_assignment",
+    "select_lifecycle_project",
+    "select_project",
+    "state_path",
+    "verify_live",
+    "workspace_objects",
+]
