@@ -30,7 +30,8 @@ class FieldEntry:
 
     @property
     def status(self) -> str:
-        return self.extra.get("x-tau-status", "supported")
+        status: str = self.extra.get("x-tau-status", "supported")
+        return status
 
     @property
     def values(self) -> list[str]:
@@ -42,12 +43,14 @@ class FieldEntry:
 
     @property
     def notes(self) -> str:
-        return self.extra.get("x-tau-notes", "")
+        notes: str = self.extra.get("x-tau-notes", "")
+        return notes
 
     @property
     def default_text(self) -> str | None:
         if "x-tau-default" in self.extra:
-            return self.extra["x-tau-default"]
+            text: str | None = self.extra["x-tau-default"]
+            return text
         default = self.info.default
         if default is None or self.model is not None:
             return None

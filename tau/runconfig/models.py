@@ -543,7 +543,7 @@ class RunConfig(Block):
     @property
     def data_pvc(self) -> str | None:
         storage = self.storage
-        return storage and (storage.data_pvc or storage.result_pvc)
+        return (storage.data_pvc or storage.result_pvc) if storage else None
 
     @property
     def experiment_id(self) -> str | None:

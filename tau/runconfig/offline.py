@@ -8,6 +8,8 @@ loading, and the dry-run never refuses a config that validate accepted for one o
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tau.runconfig.issues import ConfigError, ConfigIssue
 from tau.runconfig.loader import LoadedConfig, parse_dotted
 from tau.runconfig.models import Execution, RunConfig
@@ -60,7 +62,7 @@ def check_runnable(loaded: LoadedConfig, *, run_name: str = "") -> None:
         raise ConfigError(file, issues)
 
 
-def _is_file(path) -> bool:
+def _is_file(path: Path) -> bool:
     try:
         return path.is_file()
     except (OSError, ValueError):

@@ -9,7 +9,7 @@ crashes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -109,7 +109,8 @@ class _Builder:
                 raise _Unreadable from None
         if isinstance(node, yaml.SequenceNode):
             return [self.value(child, (*path, i)) for i, child in enumerate(node.value)]
-        return self.mapping(node, path)
+        # A composed node that is neither scalar nor sequence is a mapping.
+        return self.mapping(cast(yaml.MappingNode, node), path)
 
     def mapping(self, node: yaml.MappingNode, path: Path) -> dict[Any, Any]:
         # Keys written in this mapping; keys pulled in by `<<` merges may be overridden.

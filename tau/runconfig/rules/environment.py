@@ -87,7 +87,7 @@ class EnvironmentRules(Base):
                 "bytes: use run.source or storage.image_assets for content",
             )
         for name, ref in secrets.items():
-            where = ("runtime", "env_secret", name)
+            where: Path = ("runtime", "env_secret", name)
             if not C_IDENTIFIER.match(name):
                 self.add(
                     where,
