@@ -15,7 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tau.errors import ValidationError
 from tau.evidence import atomic, cards, paths, records
@@ -247,7 +247,8 @@ def arrow_rows(data: bytes) -> pa.Table | None:
     try:
         # One block, one thread: per-run histories are small and many; threads only add overhead.
         options = pj.ReadOptions(use_threads=False, block_size=max(len(data) + 1, 1 << 20))
-        table = pj.read_json(pa.BufferReader(data), read_options=options)
+        # pyarrow-stubs list file paths and IO; read_json takes an Arrow NativeFile too.
+        table = pj.read_json(pa.BufferReader(data), read_options=options)  # type: ignore[arg-type]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if table.num_rows != data.count(b"\n") + (not data.endswith(b"\n")):
@@ -267,7 +268,7 @@ def _parse_fast(data: bytes, req: ImportRequest, table: pa.Table | None) -> dict
     n = table.num_rows
     names = table.column_names
 
-    def numeric(name: str) -> pa.ChunkedArray | None:
+    def numeric(name: str) -> pa.ChunkedArray[Any] | None:
         if name not in names:
             return pa.chunked_array([pa.nulls(n, pa.float64())])
         col = table[name]
@@ -338,7 +339,10 @@ def _fast_step_and_wall(step: Any, stamp: Any) -> tuple[Any, Any]:
     step = step.cast(pa.int64())
     seconds = stamp.cast(pa.float64())
     seconds = pc.if_else(
-        pc.greater_equal(seconds, MS_THRESHOLD), pc.divide(seconds, 1000.0), seconds
+        # pyarrow-stubs type compute operands as Arrow scalars; pyarrow takes Python numbers.
+        pc.greater_equal(seconds, MS_THRESHOLD),  # type: ignore[call-overload]
+        pc.divide(seconds, 1000.0),
+        seconds,
     )
     bounds = pc.min_max(seconds)
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
@@ -403,7 +407,7 @@ def _point_table(
     idx = table["key_index"]
     n = table.num_rows
 
-    def const(value: str) -> pa.Array:
+    def const(value: str) -> pa.Array[Any]:
         return pa.repeat(pa.scalar(value, pa.string()), n)
 
     tags_col = pc.binary_join_element_wise(
@@ -516,7 +520,8 @@ def import_jsonl(root: Path | str, req: ImportRequest) -> dict[str, Any]:
     hash12 = req_hash[:12]
     key = req.idempotency_key or f"jsonl-{run.run_id}-{hash12}"
     metric_names = sorted(
-        {name for h in histories for name in h.table["metric_name"].unique().to_pylist()}
+        # metric_name is a non-null string column (to_pylist is typed as optional values).
+        cast(set[str], {n for h in histories for n in h.table["metric_name"].unique().to_pylist()})
     )
     experiment_dir = run.experiment_id or "none"
     rel_path = (

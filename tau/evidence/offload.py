@@ -416,7 +416,8 @@ def _columnar_scalars(table: pa.Table) -> int | None:
         return None
     if (
         stamp.null_count
-        or not pc.all(pc.and_(pc.greater(stamp, 0), pc.less(stamp, MAX_TIMESTAMP))).as_py()
+        # pyarrow-stubs type compute operands as Arrow scalars; pyarrow takes Python numbers.
+        or not pc.all(pc.and_(pc.greater(stamp, 0), pc.less(stamp, MAX_TIMESTAMP))).as_py()  # type: ignore[call-overload]
     ):
         return None
     scalars = 0

@@ -130,7 +130,9 @@ def locate_all(checkpoint: Checkpoint, found: list[tuple[Path, os.stat_result]])
         key = str(path)
         state = None
         for candidate in (by_inode.get((stat.st_dev, stat.st_ino)), key):
-            previous = checkpoint.files.get(candidate) if candidate else None
+            if not candidate:
+                continue
+            previous = checkpoint.files.get(candidate)
             if previous is None or candidate in claimed or not _continues(previous, path, stat):
                 continue
             state = previous

@@ -216,7 +216,7 @@ def upsert_run(txn: Transaction, run: RunRecord) -> bool:
     }
     existing = txn.fetch("runs", {"run_id": run.run_id})
     created = existing is None
-    if created:
+    if existing is None:
         txn.insert("runs", row)
     else:
         updates: dict[str, Any] = {}

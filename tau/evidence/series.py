@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from tau.evidence.query import reader
 from tau.evidence.store import Store
@@ -63,9 +63,13 @@ def read_series(
         table = pa.table(
             {"metric_name": table["metric_name"], "step": step, "value": table["value"]}
         )
-        names = table["metric_name"].unique().to_pylist()
+        # Non-null columns the store wrote (to_pylist is typed as optional values).
+        names = cast(list[str], table["metric_name"].unique().to_pylist())
         for name in names:
-            part = table if len(names) == 1 else table.filter(pc.equal(table["metric_name"], name))
+            part = table
+            if len(names) > 1:
+                # pyarrow-stubs type compute operands as Arrow scalars; pyarrow takes Python values.
+                part = table.filter(pc.equal(table["metric_name"], name))  # type: ignore[call-overload]
             if not _ascending(part["step"]):
                 part = part.sort_by([("step", "ascending")])
             finite = pc.is_finite(part["value"])
@@ -78,8 +82,8 @@ def read_series(
             series.points += kept.num_rows
             if envelope and kept.num_rows > 4 * envelope:
                 kept = _envelope(kept, envelope)
-            series.steps.extend(kept["step"].to_pylist())
-            series.values.extend(kept["value"].to_pylist())
+            series.steps.extend(cast(list[float], kept["step"].to_pylist()))
+            series.values.extend(cast(list[float], kept["value"].to_pylist()))
     for key in merged:
         series = result[key]
         pairs = sorted(zip(series.steps, series.values, strict=True))

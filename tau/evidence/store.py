@@ -311,9 +311,10 @@ class Transaction:
 
     def fetch(self, table: str, key: Mapping[str, Any]) -> sqlite3.Row | None:
         where = " AND ".join(f"{c}=?" for c in key)
-        return self.db.execute(
+        found: sqlite3.Row | None = self.db.execute(
             f"SELECT * FROM {table} WHERE {where}", list(key.values())
         ).fetchone()
+        return found
 
     def ensure(
         self,
