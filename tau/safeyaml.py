@@ -163,8 +163,8 @@ def check(root: yaml.Node) -> None:
         stack.extend((child, depth + 1, False) for child in reversed(_children(node)))
 
 
-def compose_all(text: str) -> list[yaml.Node]:
-    """Every document's checked node graph."""
+def compose_all(text: str | bytes) -> list[yaml.Node]:
+    """Every document's checked node graph (bytes are decoded as YAML decodes them)."""
     loader = Loader(text)
     try:
         nodes = []
@@ -181,7 +181,7 @@ def compose_all(text: str) -> list[yaml.Node]:
         loader.dispose()
 
 
-def compose(text: str) -> yaml.Node | None:
+def compose(text: str | bytes) -> yaml.Node | None:
     """The checked node graph of a single-document text (None when it holds no document)."""
     nodes = compose_all(text)
     if len(nodes) > 1:
@@ -201,7 +201,7 @@ def construct(node: yaml.Node | None) -> Any:
         raise _refuse(f"nesting deeper than {MAX_DEPTH} levels", node) from None
 
 
-def load(text: str) -> Any:
+def load(text: str | bytes) -> Any:
     """`yaml.safe_load` with the bounds above; one document (or none: None)."""
     return construct(compose(text))
 
