@@ -281,7 +281,8 @@ def _bounded(
         )
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["value"]
+    value: tuple[dict[str, Any], str, LiveWorkspace] = outcome["value"]
+    return value
 
 
 def _remove_orphan(old: Path, states: Path, kubeconfig_dir: Path) -> None:

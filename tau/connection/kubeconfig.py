@@ -38,7 +38,7 @@ def user_kubeconfig_files() -> list[Path]:
 def load_merged(files: list[Path] | None = None) -> dict[str, Any]:
     """Merge kubeconfig files the kubectl way: the first file defining a name wins."""
     merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
-    seen: dict[str, set[str]] = {"clusters": set(), "users": set(), "contexts": set()}
+    seen: dict[str, set[str | None]] = {"clusters": set(), "users": set(), "contexts": set()}
     for path in files if files is not None else user_kubeconfig_files():
         if not path.is_file():
             continue
@@ -76,7 +76,8 @@ def _absolute(item: dict[str, Any], entry_key: str, base: Path) -> dict[str, Any
 def _named(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | None:
     for item in config.get(section) or []:
         if item.get("name") == name:
-            return item
+            found: dict[str, Any] = item
+            return found
     return None
 
 
@@ -125,6 +126,6 @@ def write_isolated(path: Path, config: dict[str, Any]) -> Path:
 
 def same_content(path: Path, config: dict[str, Any]) -> bool:
     try:
-        return safeyaml.load(path.read_text(encoding="utf-8")) == config
+        return bool(safeyaml.load(path.read_text(encoding="utf-8")) == config)
     except (OSError, UnicodeDecodeError, safeyaml.YamlRefused):
         return False

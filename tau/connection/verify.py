@@ -272,7 +272,7 @@ def active_workspace(
 ) -> str:
     """The one workspace annotated primary, else the only workspace (one list call)."""
     items = workspace_objects(kube, system_namespace)
-    primary = [
+    primary: list[str] = [
         obj["metadata"]["name"]
         for obj in items
         if (obj["metadata"].get("annotations") or {}).get(PRIMARY_WORKSPACE) == "true"
@@ -280,7 +280,8 @@ def active_workspace(
     if len(primary) == 1:
         return primary[0]
     if len(items) == 1:
-        return items[0]["metadata"]["name"]
+        only: str = items[0]["metadata"]["name"]
+        return only
     raise UsageError(
         f"cannot pick the active workspace in {system_namespace} ({len(items)} found); "
         f"pass {choose_with}"

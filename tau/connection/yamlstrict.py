@@ -7,7 +7,7 @@ the line of each problem.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -38,7 +38,8 @@ def compose_one(
         if not allow_anchors or strings_only:
             for event in yaml.parse(text, Loader=safeyaml.Loader):
                 if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                    line = event.start_mark.line + 1
+                    # Parsed events always carry their marks (types-PyYAML types them optional).
+                    line = cast(yaml.Mark, event.start_mark).line + 1
                     raise StrictYamlError(f"line {line}: YAML anchors and aliases are not allowed")
         node = safeyaml.compose(text)
     except yaml.YAMLError as error:
