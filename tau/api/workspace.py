@@ -37,13 +37,17 @@ class Authorization(SpecModel):
     )
 
 
+PrincipalProvider = Literal["entra", "github"]
+SubjectKind = Literal["Group", "User", "ServiceAccount"]
+
+
 class PrincipalRef(SpecModel):
-    provider: Literal["entra", "github"]
+    provider: PrincipalProvider
     name: str = Field(min_length=1)
 
 
 class KubernetesSubject(SpecModel):
-    kind: Literal["Group", "User", "ServiceAccount"]
+    kind: SubjectKind
     name: str = Field(min_length=1)
 
 
