@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 from pydantic import ValidationError as PydanticValidationError
 
@@ -24,7 +24,9 @@ from tau.api.workspace import (
     WORKSPACE_RBAC,
     Authorization,
     KubernetesSubject,
+    PrincipalProvider,
     PrincipalRef,
+    SubjectKind,
     Target,
     TauWorkspace,
     TauWorkspaceSpec,
@@ -75,6 +77,14 @@ def _check_label(value: str, flag: str) -> None:
         raise UsageError(f"{flag} {value!r} must be a DNS-1123 label")
 
 
+def _is_provider(value: str) -> TypeGuard[PrincipalProvider]:
+    return value in get_args(PrincipalProvider)
+
+
+def _is_subject_kind(value: str) -> TypeGuard[SubjectKind]:
+    return value in get_args(SubjectKind)
+
+
 def _workspace(name: str, system_namespace: str, spec: TauWorkspaceSpec) -> dict[str, Any]:
     model = TauWorkspace(metadata=ObjectMeta(name=name, namespace=system_namespace), spec=spec)
     obj = dump(model)
@@ -117,9 +127,9 @@ def render_create(
     _check_label(namespace, "--namespace")
     if queue != DEFAULT_QUEUE:
         raise UsageError(f"--queue must be {DEFAULT_QUEUE} in v0 (got {queue!r})")
-    if principal_provider not in ("entra", "github"):
+    if not _is_provider(principal_provider):
         raise UsageError("--principal-provider must be entra or github")
-    if subject_kind not in ("Group", "User", "ServiceAccount"):
+    if not _is_subject_kind(subject_kind):
         raise UsageError("--subject-kind must be Group, User or ServiceAccount")
     if bool(service_account) != bool(workload_identity_client_id):
         raise UsageError(
@@ -152,8 +162,9 @@ def render_create(
         role=RESEARCHER_ROLE,
         target=Target(namespace=namespace, create_namespace=True),
         queue=queue,
-        defaults=WorkspaceDefaultsSpec(
-            output_root=output_root or default_output_root(name), priority=priority
+        # model_validate: --priority is checked by the model, as any other field.
+        defaults=WorkspaceDefaultsSpec.model_validate(
+            {"output_root": output_root or default_output_root(name), "priority": priority}
         ),
         workload_identity=WorkloadIdentity(
             service_account_name=service_account, client_id=workload_identity_client_id
@@ -184,7 +195,9 @@ def render_adopt(
         authorization=Authorization(mode=CLUSTER_WIDE),
         target=Target(namespace=namespace, create_namespace=False),
         queue=queue,
-        defaults=WorkspaceDefaultsSpec(output_root=output_root, priority=priority),
+        defaults=WorkspaceDefaultsSpec.model_validate(
+            {"output_root": output_root, "priority": priority}
+        ),
     )
     return Rendered(_workspace(name, system_namespace, spec))
 
