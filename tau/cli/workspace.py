@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 import typer
@@ -13,6 +15,12 @@ from tau.cli.groups import TargetGroup
 from tau.cli.options import context_option
 from tau.cli.output import Output, dump_yaml, emit, output_option, print_records, print_table
 from tau.errors import UsageError
+
+if TYPE_CHECKING:
+    from tau.api.connection import WorkspaceConnection
+    from tau.connection import ConnectionSource, Interaction
+    from tau.kube import KubeClient
+    from tau.workspace.authoring import Rendered
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -39,7 +47,7 @@ app.add_typer(connection_app, name="connection")
 app.add_typer(quota_app, name="quota")
 
 
-def system_namespace_option(short: bool = False) -> typer.Option:
+def system_namespace_option(short: bool = False) -> Any:
     """`--system-namespace`; `-n` too where no workload namespace flag claims it."""
     flags = ("-n", "--system-namespace") if short else ("--system-namespace",)
     return typer.Option(
@@ -49,11 +57,11 @@ def system_namespace_option(short: bool = False) -> typer.Option:
     )
 
 
-def project_option() -> typer.Option:
+def project_option() -> Any:
     return typer.Option("", "--project", help="Project of a monorepo catalog (tau.projects.yaml).")
 
 
-def _kube(context: str):
+def _kube(context: str) -> KubeClient:
     from tau.kube import KubeClient
 
     return KubeClient(None, context)
@@ -68,7 +76,7 @@ def _ask(question: str) -> str:
     return sys.stdin.readline()
 
 
-def _interaction():
+def _interaction() -> Interaction:
     from tau.connection import Interaction
 
     return Interaction(interactive=sys.stdin.isatty(), ask=_ask, say=_say)
@@ -80,12 +88,12 @@ def _lines(pairs: list[tuple[str, str]]) -> None:
         typer.echo(f"{label + ':':<{width}}{value}")
 
 
-def _project_pair(source) -> list[tuple[str, str]]:
+def _project_pair(source: ConnectionSource) -> list[tuple[str, str]]:
     """The Project line, shown only for a monorepo catalog's project."""
     return [("Project", source.project)] if source.project else []
 
 
-def _authorization_text(descriptor) -> str:
+def _authorization_text(descriptor: WorkspaceConnection) -> str:
     text = descriptor.authorization.mode
     if descriptor.authorization.requiredRole:
         text += f" (role {descriptor.authorization.requiredRole})"
@@ -182,7 +190,7 @@ def connection(
     emit(data, output, table=connected)
 
 
-def _identity_pairs(source) -> list[tuple[str, str]]:
+def _identity_pairs(source: ConnectionSource) -> list[tuple[str, str]]:
     descriptor = source.descriptor
     pairs = [
         *_project_pair(source),
@@ -344,7 +352,7 @@ def list_(
     )
 
 
-def _status_table(status: dict) -> None:
+def _status_table(status: dict[str, Any]) -> None:
     resolved = status["resolved"]
     _lines(
         [
@@ -427,7 +435,13 @@ def check(
 # --- create / adopt --------------------------------------------------------------------------
 
 
-def _preview_or_apply(kube, rendered, again, apply_: bool, output: Output) -> None:
+def _preview_or_apply(
+    kube: KubeClient,
+    rendered: Rendered,
+    again: Callable[[], Rendered],
+    apply_: bool,
+    output: Output,
+) -> None:
     from tau.workspace import authoring
 
     for notice in rendered.notices:
@@ -474,7 +488,7 @@ def create(
     """Render the v0 researcher TauWorkspace (workspace-rbac); preview, or --apply to create."""
     from tau.workspace import authoring
 
-    def render():
+    def render() -> authoring.Rendered:
         return authoring.render_create(
             name,
             system_namespace=system_namespace,
@@ -527,7 +541,7 @@ def adopt(
         cluster_queue=cluster_queue,
     )
 
-    def render():
+    def render() -> authoring.Rendered:
         return authoring.render_adopt(
             name,
             system_namespace=system_namespace,
