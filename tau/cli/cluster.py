@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 import typer
@@ -17,6 +18,11 @@ from tau.cluster.chart import (
     ChartRef,
 )
 from tau.errors import RuntimeFailure, UsageError
+
+if TYPE_CHECKING:
+    from tau.cluster.helm import Helm
+    from tau.cluster.readiness import Report
+    from tau.kube import KubeClient
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -47,17 +53,17 @@ def _say(text: str) -> None:
     click.echo(text, err=True)
 
 
-def _kube(context: str):
+def _kube(context: str) -> KubeClient:
     from tau.kube import KubeClient
 
     return KubeClient(None, context, timeout=30.0)
 
 
-def release_option() -> typer.Option:
+def release_option() -> Any:
     return typer.Option(DEFAULT_RELEASE, "--release", help="Helm release name.")
 
 
-def system_namespace_option() -> typer.Option:
+def system_namespace_option() -> Any:
     return typer.Option(
         DEFAULT_NAMESPACE,
         "-n",
@@ -66,7 +72,7 @@ def system_namespace_option() -> typer.Option:
     )
 
 
-def chart_option() -> typer.Option:
+def chart_option() -> Any:
     return typer.Option(
         DEFAULT_CHART,
         "--chart",
@@ -146,7 +152,7 @@ def install(
         for note in preview.notes:
             _say(f"note: {note}")
         summary = preview.kinds
-        data = {"kinds": [{"kind": k, "count": c} for k, c in summary]}
+        data: dict[str, Any] = {"kinds": [{"kind": k, "count": c} for k, c in summary]}
         data["total"] = sum(c for _, c in summary)
         data["images"] = [
             {"image": u.image, "workloads": list(u.workloads)} for u in preview.images
@@ -185,7 +191,15 @@ def install(
         )
 
 
-def _readiness(helm, client, release, namespace, context, timeout, poll):
+def _readiness(
+    helm: Helm | None,
+    client: KubeClient,
+    release: str,
+    namespace: str,
+    context: str,
+    timeout: float,
+    poll: float,
+) -> Report:
     from tau.cluster import readiness
     from tau.cluster.install import release_values
 
@@ -195,7 +209,7 @@ def _readiness(helm, client, release, namespace, context, timeout, poll):
     disabled = readiness.disabled_components(values)
     last: list[str] = []
 
-    def progress(report) -> None:
+    def progress(report: Report) -> None:
         waiting = [r.name for r in report.results if r.status == readiness.FAIL]
         if waiting and waiting != last:
             _say(f"waiting: {report.passed}/{report.required} checks passed ({', '.join(waiting)})")
@@ -209,7 +223,7 @@ def _readiness(helm, client, release, namespace, context, timeout, poll):
     )
 
 
-def _print_report(report, output: Output) -> None:
+def _print_report(report: Report, output: Output) -> None:
     def table() -> None:
         for line in report.lines():
             typer.echo(line)
