@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import typer
@@ -16,6 +16,12 @@ import typer
 from tau.cli.options import context_option, namespace_option
 from tau.cli.output import dump_json, dump_yaml, print_table
 from tau.errors import RuntimeFailure, UsageError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from tau.data.records import DatasetRecord, ModelRecord
+    from tau.data.root import Root, Scope
 
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 app = typer.Typer(
@@ -81,7 +87,14 @@ def _formats(output: str, allowed: tuple[str, ...]) -> str:
     return output
 
 
-def _root(ctx: typer.Context, registry: str, pvc: str, context: str, namespace: str, scope):
+def _root(
+    ctx: typer.Context,
+    registry: str,
+    pvc: str,
+    context: str,
+    namespace: str,
+    scope: tuple[Scope, ...],
+) -> Root:
     from click.core import ParameterSource
 
     from tau.data.connect import open_root
@@ -123,14 +136,14 @@ def _tags(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _dump(record: Any) -> dict[str, Any]:
+def _dump(record: BaseModel) -> dict[str, Any]:
     return record.model_dump(mode="json", exclude_none=True, by_alias=True)
 
 
 # --- datasets -----------------------------------------------------------------------------
 
 
-def _dataset_rows(records) -> None:
+def _dataset_rows(records: list[DatasetRecord]) -> None:
     print_table(
         ["NAME", "VERSION", "PURPOSE", "FILES", "BYTES", "ASSURANCE", "DIGEST"],
         [
@@ -140,7 +153,7 @@ def _dataset_rows(records) -> None:
     )
 
 
-def _dataset_detail(record) -> None:
+def _dataset_detail(record: DatasetRecord) -> None:
     from tau.data import layout
 
     rows = [
@@ -559,13 +572,15 @@ def dataset_status(
 # --- models -------------------------------------------------------------------------------
 
 
-def _model_rows(rows, metric: str) -> None:
+def _model_rows(rows: list[ModelRecord], metric: str) -> None:
     from tau.data.models import metric_value
 
     table = []
     for row in rows:
         value = metric_value(row, metric or None)
-        artifact = next((a for a in row.artifacts if a.get("name") == "checkpoint"), {})
+        artifact: dict[str, Any] = next(
+            (a for a in row.artifacts if a.get("name") == "checkpoint"), {}
+        )
         table.append(
             [
                 row.model,
