@@ -9,25 +9,27 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from tau.errors import UsageError, clean
+from tau.errors import clean
+
+if TYPE_CHECKING:
+    from tau.run.plan import RunPlan
 
 OUTPUTS = ("yaml", "json")
 
 
-def client_dry_run(loaded: Any, overrides: Any, *, output: str, project: str) -> None:
-    from tau.render import redact_secrets, render
+def print_preview(plan: RunPlan, output: str) -> None:
+    from tau.render import redact_secrets
     from tau.resolve.provenance import format_table
-    from tau.resolve.request import resolve_request
 
-    if output not in OUTPUTS:
-        raise UsageError("--output must be one of: yaml, json (for --dry-run=client)")
-    resolution = resolve_request(loaded, overrides, project=project, argv=("tau", *sys.argv[1:]))
-    objects = redact_secrets(render(resolution.intent))
-    for warning in resolution.warnings:
+    resolution = plan.resolution
+    # An offline plan renders before it says anything; a live one said its warnings while
+    # it read the cluster and renders after the provenance table.
+    objects = None if plan.live else redact_secrets(plan.objects())
+    for warning in [] if plan.live else resolution.warnings:
         click.echo(f"warning: {clean(str(warning))}", err=True)
     for note in resolution.notes:
         click.echo(f"note: {note}", err=True)
@@ -36,6 +38,8 @@ def client_dry_run(loaded: Any, overrides: Any, *, output: str, project: str) ->
         *resolution.provenance.rows(),
     ]
     click.echo(format_table(rows), err=True, nl=False)
+    if objects is None:
+        objects = redact_secrets(plan.objects())
     sys.stdout.write(dump(objects, output))
 
 

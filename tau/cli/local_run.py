@@ -58,12 +58,15 @@ def routes(name: str | None, local: bool) -> bool:
 
 def run(loaded: Any, *, data_root: str, store: str = "") -> None:
     from tau.engine.launch import start
+    from tau.run.plan import local_resolver
 
+    argv = ("tau", *sys.argv[1:])
     record = start(
         loaded,
+        local_resolver(loaded, argv),
         data_root=Path(data_root) if data_root else None,
         store=Path(store) if store else None,
-        argv=tuple(["tau", *sys.argv[1:]]),
+        argv=argv,
         echo=_supervising(err=True),
         stream=_supervising(err=False),
     )
@@ -252,18 +255,22 @@ def _age(created: str) -> str:
 def resume(name: str, *, config: str, checkpoint: str, force: bool) -> None:
     from tau.engine import records
     from tau.engine.launch import resume as resume_run
+    from tau.run.plan import local_resolver
     from tau.runconfig import load
 
     records.require(name)
     path = Path(config)
     if not path.is_file():
         raise UsageError(f"--config {path} does not exist", hint="pass the run's tau.yaml")
+    loaded = load(path)
+    argv = ("tau", *sys.argv[1:])
     record = resume_run(
         name,
-        load(path),
+        loaded,
+        local_resolver(loaded, argv),
         checkpoint=checkpoint,
         force=force,
-        argv=tuple(["tau", *sys.argv[1:]]),
+        argv=argv,
         echo=_supervising(err=True),
         stream=_supervising(err=False),
     )

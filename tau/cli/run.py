@@ -153,13 +153,21 @@ def run(
         workload_identity_client_id=workload_identity_client_id,
     )
     if dry_run == "client":
-        from tau.cli.dryrun import client_dry_run
-        from tau.cli.run_lifecycle import connected_client_dry_run
+        from tau.cli.dryrun import OUTPUTS, print_preview
+        from tau.run.plan import Mode, plan
 
-        if not connected_client_dry_run(
-            loaded, overrides, output=output, project=project, system_namespace=system_namespace
-        ):
-            client_dry_run(loaded, overrides, output=output, project=project)
+        if output not in OUTPUTS:
+            raise UsageError("--output must be one of: yaml, json (for --dry-run=client)")
+        preview = plan(
+            loaded,
+            overrides,
+            Mode.PREVIEW,
+            project=project,
+            argv=("tau", *sys.argv[1:]),
+            system_namespace=system_namespace,
+            say=lambda text: click.echo(text, err=True),
+        )
+        print_preview(preview, output)
         return
     from click.core import ParameterSource
 
@@ -173,7 +181,6 @@ def run(
         overrides,
         project=project,
         system_namespace=system_namespace,
-        config_path=path,
         output=output if given else "",
     )
 

@@ -7,7 +7,7 @@ command so `tau run validate` stays fast.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import typer
@@ -15,6 +15,10 @@ import typer
 from tau.cli import local_run
 from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.errors import RuntimeFailure, UsageError
+
+if TYPE_CHECKING:
+    from tau.resolve.layers import Overrides
+    from tau.runconfig import LoadedConfig
 
 NAME = typer.Argument(..., metavar="NAME", help="Run name (the Job or RayJob name).")
 
@@ -329,20 +333,21 @@ def register(app: typer.Typer) -> None:
 
 
 def submit_run(
-    loaded: Any,
-    overrides: Any,
+    loaded: LoadedConfig,
+    overrides: Overrides,
     *,
     project: str,
     system_namespace: str,
-    config_path: Any,
     output: str = "",
 ) -> None:
     """`tau run` without --dry-run=client: create (or server-validate) the workload.
 
     `output` (yaml|json) prints a server dry run's objects as the API server returned them;
     without it a dry run prints one line per object."""
-    from tau.lifecycle.retry import policy_from, run_retries
-    from tau.lifecycle.submit import next_steps, prepare, server_dry_run, submit
+    from tau.lifecycle.retry import run_retries
+    from tau.lifecycle.submit import next_steps, server_dry_run, submit
+    from tau.run.failures import policy_from
+    from tau.run.plan import Mode, plan
 
     if output and overrides.dry_run == "server":
         from tau.cli.dryrun import OUTPUTS
@@ -350,14 +355,15 @@ def submit_run(
         if output not in OUTPUTS:
             raise UsageError("--output must be one of: yaml, json (for --dry-run)")
 
-    prepared = prepare(
+    prepared = plan(
         loaded,
         overrides,
+        Mode.CLUSTER,
         project=project,
         argv=("tau", *sys.argv[1:]),
         system_namespace=system_namespace,
         say=_say,
-    )
+    ).connection()
     if overrides.dry_run == "server":
         warnings: list[str] = []
         answered = server_dry_run(prepared, warnings)
@@ -394,57 +400,6 @@ def _pass_on(warnings: Any) -> None:
         _say(f"warning: API server: {clean(text)}")
 
 
-def connected_client_dry_run(
-    loaded: Any, overrides: Any, *, output: str, project: str, system_namespace: str
-) -> bool:
-    """In a connected repository, render with the live workspace and profile catalog.
-
-    Returns False (the caller renders offline) with a profile snapshot (the offline path by
-    design), without a connection descriptor, or when this machine has never connected the
-    repository (`tau workspace connection` records that).
-    """
-    from tau.connection import DescriptorNotFound, discover_connection, load_state, state_path
-
-    policy = getattr(loaded.config, "policy", None)
-    if policy is not None and policy.workload_profile_snapshot:
-        return False
-    try:
-        source = discover_connection(loaded.base_dir, project=project)
-    except DescriptorNotFound:
-        return False
-    if load_state(state_path(source)) is None:
-        _say(
-            "note: this repository is not connected on this machine; rendering offline "
-            "(run `tau workspace connection` to render with the live workspace and profiles)"
-        )
-        return False
-    from tau.cli.dryrun import OUTPUTS, dump
-    from tau.lifecycle.submit import prepare, render_objects
-    from tau.render import redact_secrets
-    from tau.resolve.provenance import format_table
-
-    if output not in OUTPUTS:
-        raise UsageError("--output must be one of: yaml, json (for --dry-run=client)")
-    prepared = prepare(
-        loaded,
-        overrides,
-        project=project,
-        argv=("tau", *sys.argv[1:]),
-        system_namespace=system_namespace,
-        say=_say,
-    )
-    resolution = prepared.resolution
-    for note in resolution.notes:
-        _say(f"note: {note}")
-    rows = [
-        ("config hash", resolution.intent.provenance.config_hash[:12], "derived (config)"),
-        *resolution.provenance.rows(),
-    ]
-    click.echo(format_table(rows), err=True, nl=False)
-    sys.stdout.write(dump(redact_secrets(render_objects(prepared)), output))
-    return True
-
-
 def resume(
     ctx: typer.Context,
     name: str = NAME,
@@ -472,8 +427,8 @@ def resume(
 
     from tau.lifecycle.resume import check_from
     from tau.lifecycle.resume import resume as do_resume
-    from tau.lifecycle.submit import prepare
     from tau.resolve.layers import Overrides
+    from tau.run.plan import Mode, plan
     from tau.runconfig import load
 
     if dry_run and dry_run not in ("client", "server"):
@@ -492,15 +447,16 @@ def resume(
     overrides = Overrides(
         namespace=namespace, context=context, run_name=name, dry_run=dry_run or ""
     )
-    prepared = prepare(
+    prepared = plan(
         loaded,
         overrides,
+        Mode.CLUSTER,
         project=_project(ctx),
         argv=("tau", *sys.argv[1:]),
         system_namespace=(ctx.parent.params.get("system_namespace") if ctx.parent else "")
         or "tau-system",
         say=_say,
-    )
+    ).connection()
     result = do_resume(prepared, name, checkpoint=from_, force=force, dry_run=dry_run, say=_say)
     if dry_run:
         from tau.cli.dryrun import dump
@@ -537,7 +493,8 @@ def get(
     if local_run.routes(name, local):
         return local_run.get(name, artifact=artifact, output=output)
     from tau.cli.output import dump_json
-    from tau.lifecycle.artifacts import fetch, inside
+    from tau.lifecycle.artifacts import fetch
+    from tau.run.results import inside
 
     if artifact:
         inside("/", artifact)  # reject escapes before touching the cluster

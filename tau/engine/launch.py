@@ -17,27 +17,16 @@ from tau.engine.plan import LocalPlan, build_plan
 from tau.engine.records import LocalRun
 from tau.engine.supervise import Supervisor
 from tau.errors import UsageError
+from tau.resolve.layers import Resolution
 
 Echo = Callable[[str], None]
-
-
-def resolve_local(loaded: Any, run_name: str, argv: tuple[str, ...]):
-    """The cluster's resolution with the offline layers; cluster-only values stay unresolved.
-
-    Namespace, LocalQueue and ServiceAccount mean nothing locally, so the client dry-run
-    mode (placeholders, no live reads) is the right resolution; its placeholder warnings
-    are about the cluster and are dropped.
-    """
-    from tau.resolve.layers import Overrides
-    from tau.resolve.request import resolve_request
-
-    resolution = resolve_request(loaded, Overrides(run_name=run_name, dry_run="client"), argv=argv)
-    resolution.warnings = [w for w in resolution.warnings if "placeholder" not in w]
-    return resolution
+# The run path's planner, called once the engine has reserved the run's name.
+Resolve = Callable[[str], Resolution]
 
 
 def start(
     loaded: Any,
+    resolve: Resolve,
     *,
     data_root: Path | None = None,
     store: Path | None = None,
@@ -55,7 +44,7 @@ def start(
     base = loaded.config.run_name or Path(loaded.path).stem
     name = records.reserve_name(records.check_name(base.lower()))
     try:
-        plan = _plan(loaded, name, data_root, store, argv, echo)
+        plan = _plan(loaded, name, resolve(name), data_root, store, echo)
     except BaseException:
         shutil.rmtree(records.run_dir(name), ignore_errors=True)
         raise
@@ -80,6 +69,7 @@ def _check_directories(*places: tuple[str, Path]) -> None:
 def resume(
     name: str,
     loaded: Any,
+    resolve: Resolve,
     *,
     checkpoint: str = "",
     force: bool = False,
@@ -89,7 +79,7 @@ def resume(
 ) -> LocalRun:
     """`tau run resume` for a local run: same preflight as the cluster, same record."""
     from tau.engine.status import effective_state
-    from tau.lifecycle.classify import Failure
+    from tau.run.failures import Failure
 
     run = records.require(name)
     state, _ = effective_state(run)
@@ -116,7 +106,7 @@ def resume(
             f"warning: config hash changed ({run.config_hash[:8]} → {loaded.config_hash[:8]}) — "
             "the resumed run may behave differently"
         )
-    plan = _plan(loaded, name, Path(run.data_root), Path(run.store), argv, echo)
+    plan = _plan(loaded, name, resolve(name), Path(run.data_root), Path(run.store), echo)
     checkpoint = plan.paths.local(checkpoint or plan.checkpoint)
     echo(f"failure reason: {reason}")
     echo(f"checkpoint: {checkpoint}")
@@ -124,7 +114,7 @@ def resume(
     fresh.created_at, fresh.attempts = run.created_at, run.attempts
     records.save(fresh)
     write_scripts(plan)
-    from tau.lifecycle.classify import resume_env
+    from tau.run.failures import resume_env
 
     env = dict(resume_env(tuple(plan.env.items()), checkpoint))
     return Supervisor(fresh, plan, echo=echo, stream=stream).supervise(env)
@@ -141,12 +131,11 @@ def _check_direct(loaded: Any) -> None:
 def _plan(
     loaded: Any,
     name: str,
+    resolution: Resolution,
     data_root: Path | None,
     store: Path | None,
-    argv: tuple[str, ...],
     echo: Echo,
 ) -> LocalPlan:
-    resolution = resolve_local(loaded, name, argv)
     for warning in resolution.warnings:
         echo(f"warning: {warning}")
     plan = build_plan(

@@ -36,7 +36,7 @@ def listing(run: LocalRun) -> Listing:
 
 def artifact(run: LocalRun, relative: str) -> Path:
     """One file inside the output directory; the cluster's path rules (no escapes) apply."""
-    from tau.lifecycle.artifacts import inside
+    from tau.run.results import inside
 
     root = Path(run.output_dir).resolve()
     path = Path(inside(str(root), relative)).resolve()

@@ -21,12 +21,13 @@ from tau import keys
 from tau.engine.gpus import GpuInventory
 from tau.engine.layout import PathMap
 from tau.errors import RuntimeFailure, UsageError
-from tau.lifecycle.retry import DEFAULT_CHECKPOINT_ROOT, RetryPolicy, policy_from
 from tau.render import command as cmd
 from tau.render import tune_driver
 from tau.render.env import STAGING_ROOT, container_env
 from tau.render.intent import Mount, RunIntent
 from tau.resolve.layers import DEFAULT_OUTPUT_ROOT
+from tau.run.failures import RetryPolicy, policy_from
+from tau.runconfig.models import DEFAULT_CHECKPOINT_ROOT
 
 RESEARCHER = "researcher: tau.yaml"
 # Cluster-network settings of the Ray pods that mean nothing (or harm) on one machine.

@@ -1,7 +1,7 @@
 """Local evidence for the cluster lifecycle's failure classes.
 
 The rules themselves — reasons, retryability, `resilience.*` defaults, backoff and the
-TAU_RETRY_* env — are `tau.lifecycle.classify` and `tau.lifecycle.retry`, so a retry
+TAU_RETRY_* env — are `tau.run.failures`, shared with the cluster lifecycle, so a retry
 behaves the same on both engines; only what a class is read from differs (an exit status
 here, pod status there).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import signal
 
-from tau.lifecycle import causes
-from tau.lifecycle.classify import Cause, Failure
+from tau.run import failures
+from tau.run.failures import Cause, Failure
 
 EXIT_OOM = 137  # 128 + SIGKILL, what a shell reports for an OOM-killed child
 
@@ -30,8 +30,8 @@ def exit_cause(reason: str, exit_code: int | None) -> Cause:
     if reason == Failure.OOM_KILLED:
         return Cause(
             Failure.OOM_KILLED,
-            causes.OOM,
-            causes.RESEARCHER,
+            failures.OOM,
+            failures.RESEARCHER,
             "the process was killed by SIGKILL (the kernel's OOM killer)",
             "lower the memory footprint or run on a larger machine; the same config will likely "
             "OOM again",
@@ -39,8 +39,8 @@ def exit_cause(reason: str, exit_code: int | None) -> Cause:
     exited = f"exited with code {exit_code}" if exit_code not in (None, 0) else "ended"
     return Cause(
         Failure.UNKNOWN,
-        causes.APPLICATION,
-        causes.RESEARCHER,
+        failures.APPLICATION,
+        failures.RESEARCHER,
         f"the local process {exited}",
         "read its output with `tau logs`; fix the code or config, then resubmit",
     )

@@ -2,7 +2,7 @@
 
 Phases: Submitted, Local admission, Process start, Running, then Completed or Failed.
 Each attempt's process appears in `pods[]` (name `<run>-attempt-N`, node = this host), so
-the cluster's human layout (`tau.lifecycle.status.render`) shows local runs unchanged.
+the cluster's human layout shows local runs unchanged.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import socket
 from typing import Any
 
 from tau import keys
+from tau.api.meta import API_VERSION
 from tau.engine import procgroup, records
 from tau.engine.records import Attempt, LocalRun
 from tau.engine.retry import exit_cause
-from tau.lifecycle.phases import Phase
-from tau.lifecycle.status import API_VERSION
+from tau.run.status import Phase
 
 NAMESPACE = "local"
 _NO_JOB = {

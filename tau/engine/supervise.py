@@ -19,7 +19,7 @@ from tau.engine.plan import LocalPlan
 from tau.engine.records import Attempt, LocalRun
 from tau.engine.retry import classify_exit
 from tau.errors import TauError
-from tau.lifecycle.classify import Failure, backoff, format_duration, retry_env
+from tau.run.failures import Failure, backoff, format_duration, retry_env
 
 GRACE_SECONDS = 10.0
 POLL_SECONDS = 0.1

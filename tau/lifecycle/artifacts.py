@@ -28,6 +28,7 @@ from tau.kube import KubeClient, KubeError
 from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
 from tau.kube.stream import pod_log, watch
+from tau.run.results import inside
 
 READER_IMAGE = "busybox:1.36.1"
 MARKER = ".tau-artifacts-complete"
@@ -82,19 +83,6 @@ def locate(kube: KubeClient, namespace: str, name: str, path: str, pvc: str) -> 
         a.get(keys.ARTIFACT_PUBLICATION_ID, ""),
         a.get(keys.CHECKPOINT_ARTIFACT, ""),
     )
-
-
-def inside(root: str, relative: str) -> str:
-    """`root/relative`, refusing absolute, unclean or escaping paths."""
-    if not relative or relative.startswith("/"):
-        raise UsageError(f"--artifact must be a relative path inside the results; got {relative!r}")
-    clean = posixpath.normpath(relative)
-    if clean != relative.rstrip("/") or clean == ".." or clean.startswith("../"):
-        raise UsageError(
-            f"--artifact {relative!r} is not a clean path inside the results (no '..', no "
-            "'.' segments)"
-        )
-    return posixpath.join(root, clean)
 
 
 def is_directory(path: str) -> bool:

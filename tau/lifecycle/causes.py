@@ -1,70 +1,32 @@
-"""What ended a pod, and who owns it: the one failure vocabulary of the cluster lifecycle.
+"""What ended a pod, and who owns it, read from the cluster's evidence.
 
 `tau run status`, automatic retry, `tau run resume`, `tau run history` and the Portal all
 read a failure through these rules, so a preempted run is never an application crash in one
-view and `Preempted` in another. `Failure` is the retry vocabulary of the recovery guide
-(what `resilience.retry_on` names); a `Cause` adds what happened and whose move it is.
+view and `Preempted` in another. The vocabulary itself (`Failure`, `Cause`, categories and
+owners) is `tau.run.failures`, shared with the local engine.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from tau.lifecycle import objects as o
-
-RESEARCHER = "researcher"
-QUEUE_OWNER = "platform/queue owner"
-NODE_OWNER = "platform/node-pool owner"
-PLATFORM = "platform operator"
-IMAGE_OWNER = "researcher (image tag) or the image's owning team"
-
-
-class Failure(StrEnum):
-    UNKNOWN = "Unknown"
-    OOM_KILLED = "OOMKilled"
-    PREEMPTED = "Preempted"
-    EVICTED = "Evicted"
-    COMPLETED = "Completed"
-    RUNNING = "Running"
-
-    @property
-    def retryable(self) -> bool:
-        return self in (Failure.OOM_KILLED, Failure.PREEMPTED, Failure.EVICTED)
-
-
-# Categories: the kind of failure a person acts on. Several map onto one retry reason (a node
-# shutdown and a scheduler preemption are both `Preempted`: DisruptionTarget), but they have
-# different owners.
-PREEMPTION = "preemption"
-NODE_DISRUPTION = "node disruption"
-EVICTION = "eviction"
-OOM = "out of memory"
-APPLICATION = "application crash"
-IMAGE = "image pull"
-CONTAINER_CONFIG = "container configuration"
-UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True)
-class Cause:
-    reason: Failure
-    category: str
-    owner: str
-    summary: str
-    hint: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reason": str(self.reason),
-            "category": self.category,
-            "owner": self.owner,
-            "summary": self.summary,
-            "hint": self.hint,
-            "retryable": self.reason.retryable,
-        }
-
+from tau.run.failures import (
+    APPLICATION,
+    CONTAINER_CONFIG,
+    EVICTION,
+    IMAGE,
+    IMAGE_OWNER,
+    NODE_DISRUPTION,
+    NODE_OWNER,
+    OOM,
+    PREEMPTION,
+    QUEUE_OWNER,
+    RESEARCHER,
+    UNKNOWN,
+    Cause,
+    Failure,
+)
 
 _SCHEDULER_PREEMPTION = ("PreemptionByScheduler", "PreemptionByKubeScheduler")
 

@@ -1,4 +1,4 @@
-"""Failure classification (ordered rules, first match wins) and the retry arithmetic.
+"""Failure classification of a cluster run (ordered rules, first match wins).
 
 Whether a failed run may be retried depends only on evidence in the snapshot: an OOM kill
 reproduces with the same resources, preemption and eviction are the cluster's doing, and a
@@ -11,16 +11,11 @@ from __future__ import annotations
 from tau.lifecycle import causes
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
-from tau.lifecycle.causes import Cause, Failure
 from tau.lifecycle.snapshot import Snapshot
+from tau.run import failures
+from tau.run.failures import COMPLETED, RUNNING, Cause, Failure
 
-__all__ = ["Cause", "Failure", "classify", "diagnose"]
-
-RETRY_ON_DEFAULT = ("Preempted", "Evicted")
 SIGNATURE_LIMIT = 160
-
-COMPLETED = Cause(Failure.COMPLETED, "completed", "", "the run completed", "")
-RUNNING = Cause(Failure.RUNNING, "running", "", "the run has not failed", "")
 
 
 def _rayjob_cause(snap: Snapshot) -> Cause | None:
@@ -33,8 +28,8 @@ def _rayjob_cause(snap: Snapshot) -> Cause | None:
     if str(st.get("jobStatus") or "").upper() == "FAILED":
         return Cause(
             Failure.UNKNOWN,
-            causes.APPLICATION,
-            causes.RESEARCHER,
+            failures.APPLICATION,
+            failures.RESEARCHER,
             "the Ray driver failed" + (f": {text}" if text else ""),
             "read its output with `tau run logs`; fix the code or config, then resubmit",
         )
@@ -49,7 +44,7 @@ def diagnose(snap: Snapshot) -> Cause:
     if not ph.startup_failed(snap):
         return RUNNING
     cause = causes.snapshot_cause(snap.pods, snap.events)
-    if cause.category == causes.UNKNOWN:
+    if cause.category == failures.UNKNOWN:
         return _rayjob_cause(snap) or cause
     return cause
 
@@ -86,50 +81,3 @@ def signature(snap: Snapshot, failure: Failure) -> str:
         text = f"{event.get('reason', '')} {event.get('message', '')}"
     text = " ".join((text or str(failure)).split())
     return text if len(text) <= SIGNATURE_LIMIT else text[: SIGNATURE_LIMIT - 3] + "..."
-
-
-def backoff(attempt: int, initial: float, maximum: float) -> float:
-    """min(initial * 2^(attempt-1), maximum) seconds for retry `attempt` (1-based)."""
-    delay = initial
-    for _ in range(max(0, attempt - 1)):
-        delay *= 2
-        if delay >= maximum:
-            return maximum
-    return min(delay, maximum)
-
-
-def retry_env(
-    env: tuple[tuple[str, str], ...], *, checkpoint: str, attempt: int, maximum: int, reason: str
-) -> tuple[tuple[str, str], ...]:
-    """Replace earlier TAU_RESUME_FROM / TAU_RETRY_* entries with this attempt's values; an
-    empty `checkpoint` (nothing durable to resume from) sets no TAU_RESUME_FROM."""
-    from tau import keys
-
-    dropped = set(keys.USER_SETTABLE_TAU_ENV)
-    kept = [(k, v) for k, v in env if k not in dropped]
-    return (
-        *kept,
-        *(((keys.ENV_RESUME_FROM, checkpoint),) if checkpoint else ()),
-        (keys.ENV_RETRY_ATTEMPT, str(attempt)),
-        (keys.ENV_RETRY_MAX, str(maximum)),
-        (keys.ENV_RETRY_REASON, reason),
-    )
-
-
-def resume_env(env: tuple[tuple[str, str], ...], checkpoint: str) -> tuple[tuple[str, str], ...]:
-    from tau import keys
-
-    kept = [(k, v) for k, v in env if k != keys.ENV_RESUME_FROM]
-    return (*kept, (keys.ENV_RESUME_FROM, checkpoint))
-
-
-def format_duration(seconds: float) -> str:
-    """Go-style: 30s, 1m0s, 2m30s, 1h0m0s."""
-    seconds = round(seconds, 3)
-    if seconds < 60:
-        return f"{seconds:g}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes}m{secs}s"

@@ -7,18 +7,30 @@ researcher whether to fix their config or to call the platform.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from tau.lifecycle import causes
 from tau.lifecycle import objects as o
-from tau.lifecycle.causes import IMAGE_OWNER, NODE_OWNER, PLATFORM, QUEUE_OWNER, RESEARCHER
 from tau.lifecycle.pending import describe, shortfalls
 from tau.lifecycle.snapshot import MULTIKUEUE_CONTROLLER, Snapshot, claim_names
+from tau.run import failures
+from tau.run.failures import IMAGE_OWNER, NODE_OWNER, PLATFORM, QUEUE_OWNER, RESEARCHER
+from tau.run.status import ACTIVE, DONE, PENDING, SKIPPED, WARNING, Phase
 
-__all__ = ["IMAGE_OWNER", "NODE_OWNER", "PLATFORM", "QUEUE_OWNER", "RESEARCHER"]
+__all__ = [
+    "ACTIVE",
+    "DONE",
+    "IMAGE_OWNER",
+    "NODE_OWNER",
+    "PENDING",
+    "PLATFORM",
+    "QUEUE_OWNER",
+    "RESEARCHER",
+    "SKIPPED",
+    "WARNING",
+    "Phase",
+]
 
-PENDING, ACTIVE, DONE, WARNING, SKIPPED = "pending", "active", "done", "warning", "skipped"
 MARKERS = {DONE: "[x]", ACTIVE: "[>]", WARNING: "[!]", SKIPPED: "[-]", PENDING: "[ ]"}
 
 MANAGER_VIEW = "manager view only; worker-cluster pod lifecycle is not visible here"
@@ -30,21 +42,6 @@ POD_PHASES = (
     "Container start",
     "Ready",
 )
-
-
-@dataclass
-class Phase:
-    name: str
-    status: str
-    detail: str
-    hint: str = ""
-    owner: str = ""
-    started_at: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["startedAt"] = data.pop("started_at")
-        return {k: v for k, v in data.items() if v}
 
 
 # --- predicates over the snapshot ---------------------------------------------------------------
@@ -541,7 +538,7 @@ def container_start(snap: Snapshot) -> Phase:
         code = o.exit_code(cs)
         detail += f" reason={cs.get('name')}={reason}" + (f" exit={code}" if code else "")
         cause = causes.pod_cause(pod) or causes.container_cause(pod, cs)
-        if cause.category != causes.APPLICATION:
+        if cause.category != failures.APPLICATION:
             detail += f" ({cause.category})"
         return Phase(name, WARNING, detail, cause.hint, cause.owner)
     if started >= total:

@@ -15,14 +15,11 @@ from tau import keys
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
-from tau.lifecycle.classify import Cause, Failure, diagnose, resume_env
-from tau.lifecycle.retry import (
-    DEFAULT_CHECKPOINT_ROOT,
-    delete_workload,
-    durable_mount,
-    emit_event,
-)
+from tau.lifecycle.classify import diagnose
+from tau.lifecycle.retry import delete_workload, durable_mount, emit_event
 from tau.lifecycle.snapshot import Snapshot, collect
+from tau.run.failures import Cause, Failure, resume_env
+from tau.runconfig.models import DEFAULT_CHECKPOINT_ROOT
 
 RESEARCHER = "researcher"
 

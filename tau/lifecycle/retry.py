@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,50 +19,12 @@ from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, RAY_JOBS
 from tau.kube.runtypes import EVENTS, SERVICES
 from tau.lifecycle import phases as ph
-from tau.lifecycle.classify import (
-    RETRY_ON_DEFAULT,
-    Failure,
-    backoff,
-    diagnose,
-    format_duration,
-    retry_env,
-    signature,
-)
+from tau.lifecycle.classify import diagnose, signature
 from tau.lifecycle.snapshot import Snapshot, collect
 from tau.lifecycle.watch import wait_for_change
+from tau.run.failures import Failure, RetryPolicy, backoff, format_duration, retry_env
 
-DEFAULT_CHECKPOINT_ROOT = "/data/checkpoints/finetunes"
 POLL_SECONDS = 5.0
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int
-    retry_on: tuple[str, ...]
-    backoff_initial: float
-    backoff_max: float
-    checkpoint: str
-
-    def allows(self, failure: Failure) -> bool:
-        return failure.retryable and str(failure).lower() in {r.lower() for r in self.retry_on}
-
-
-def policy_from(config: Any, name: str) -> RetryPolicy | None:
-    """The run config's retry policy, or None when retries are off."""
-    from tau.runconfig.durations import parse_duration
-
-    block = getattr(config, "resilience", None)
-    if block is None or not block.max_retries or block.max_retries <= 0:
-        return None
-    initial = parse_duration(block.backoff_initial) if block.backoff_initial else 0
-    maximum = parse_duration(block.backoff_max) if block.backoff_max else 0
-    return RetryPolicy(
-        max_retries=block.max_retries,
-        retry_on=tuple(block.retry_on or RETRY_ON_DEFAULT),
-        backoff_initial=initial if initial > 0 else 30.0,
-        backoff_max=maximum if maximum > 0 else 300.0,
-        checkpoint=block.checkpoint_path or f"{DEFAULT_CHECKPOINT_ROOT}/{name}",
-    )
 
 
 def _pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from tau.api.meta import API_VERSION
 from tau.lifecycle import objects as o
 from tau.lifecycle import pending
 from tau.lifecycle import phases as ph
 from tau.lifecycle.classify import diagnose
 from tau.lifecycle.snapshot import Snapshot
 from tau.lifecycle.target import Target
-
-API_VERSION = "tau.azure.com/v1alpha1"
 
 
 def quote(arg: str) -> str:

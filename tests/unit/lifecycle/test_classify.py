@@ -8,19 +8,11 @@ import pytest
 
 from tau.errors import RuntimeFailure
 from tau.lifecycle import status as st
-from tau.lifecycle.classify import (
-    Failure,
-    backoff,
-    classify,
-    diagnose,
-    format_duration,
-    resume_env,
-    retry_env,
-    signature,
-)
+from tau.lifecycle.classify import classify, diagnose, signature
 from tau.lifecycle.history import history
 from tau.lifecycle.resume import preflight
 from tau.lifecycle.target import Target
+from tau.run.failures import Failure, backoff, format_duration, resume_env, retry_env
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tau.lifecycle.classify import retry_env
 from tau.lifecycle.retry import durable_mount
+from tau.run.failures import retry_env
 
 CHECKPOINT = "/data/checkpoints/finetunes/train"
 
