@@ -9,11 +9,12 @@ happens on first use, keeping offline commands fast.
 from __future__ import annotations
 
 import builtins
+import enum
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from tau.kube.errors import (
     AccessError,
@@ -26,8 +27,20 @@ from tau.kube.errors import (
 )
 from tau.kube.resources import SELF_SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_RULES_REVIEWS, Resource
 
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+    from kubernetes.client.rest import RESTResponse
+
 DEFAULT_TIMEOUT_SECONDS = 15.0
-CLIENT_TIMEOUT: Any = object()  # `send(timeout=...)` default: the client's own timeout
+# urllib3's request timeout: total seconds, (connect, read), or none.
+Timeout = float | tuple[float, float] | None
+
+
+class ClientDefault(enum.Enum):
+    TIMEOUT = "the client's own timeout"
+
+
+CLIENT_TIMEOUT: Final = ClientDefault.TIMEOUT  # `send(timeout=...)` default
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -61,7 +74,7 @@ class KubeClient:
         self.kubeconfig = str(kubeconfig) if kubeconfig else None
         self.context = context
         self.timeout = timeout
-        self._api_client: Any = None
+        self._api_client: ApiClient | None = None
         self.host = ""
 
     @property
@@ -71,12 +84,12 @@ class KubeClient:
             where += f" of kubeconfig {self.kubeconfig}"
         return where
 
-    def _client(self) -> Any:
+    def _client(self) -> ApiClient:
         if self._api_client is None:
             self._api_client = self._load()
         return self._api_client
 
-    def _load(self) -> Any:
+    def _load(self) -> ApiClient:
         import yaml
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
@@ -131,7 +144,7 @@ class KubeClient:
         *,
         what: str,
         query: list[tuple[str, str]] | None = None,
-        body: Any = None,
+        body: object = None,
         content_type: str = "application/json",
         warnings: list[str] | None = None,
     ) -> dict[str, Any]:
@@ -153,12 +166,12 @@ class KubeClient:
         *,
         what: str,
         query: list[tuple[str, str]] | None = None,
-        body: Any = None,
+        body: object = None,
         content_type: str = "application/json",
         accept: str = "application/json",
-        timeout: Any = CLIENT_TIMEOUT,
+        timeout: Timeout | Literal[ClientDefault.TIMEOUT] = CLIENT_TIMEOUT,
         stream: bool = False,
-    ) -> Any:
+    ) -> RESTResponse:
         """One HTTP exchange (the library's RESTResponse); a transport failure or non-2xx
         answer raises a `KubeError`. With `stream` a successful body is left unread."""
         import urllib3
@@ -185,7 +198,7 @@ class KubeClient:
                 _request_timeout=self.timeout if timeout is CLIENT_TIMEOUT else timeout,
             )
             if not stream:
-                response.read()
+                response.read()  # type: ignore[no-untyped-call]  # kubernetes' RESTResponse
         except ApiException as error:
             raise AccessError(
                 f"cannot {what} on {self.target}: TLS or transport failure talking to {self.host}",
@@ -198,7 +211,7 @@ class KubeClient:
                 hint="check the cluster is running and reachable from this machine",
             ) from None
         if not 200 <= response.status < 300:
-            data = response.read() or b""
+            data: bytes = response.read() or b""  # type: ignore[no-untyped-call]  # as above
             raise _translate(response.status, data, what=what, target=self.target, host=self.host)
         return response
 
@@ -268,7 +281,7 @@ class KubeClient:
         self,
         resource: Resource,
         name: str,
-        patch: Any,
+        patch: object,
         namespace: str = "",
         *,
         subresource: str = "",
@@ -372,7 +385,7 @@ class KubeClient:
 
     def close(self) -> None:
         if self._api_client is not None:
-            self._api_client.close()
+            self._api_client.close()  # type: ignore[no-untyped-call]  # unannotated in kubernetes
             self._api_client = None
 
 

@@ -13,14 +13,19 @@ hold fall through to the API server.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError, Resource
+from tau.kube.client import CLIENT_TIMEOUT, DEFAULT_TIMEOUT_SECONDS, ClientDefault, Timeout
 from tau.kube.stream import watch
+
+if TYPE_CHECKING:
+    from kubernetes.client.rest import RESTResponse
 
 PAGE_SIZE = 500
 WATCH_SECONDS = 240
@@ -40,15 +45,43 @@ class CountingClient(KubeClient):
     """A KubeClient that counts the HTTP exchanges it makes (the benchmark's and tests'
     measure of API-server load per page)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        context: str = "",
+        *,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    ) -> None:
+        super().__init__(kubeconfig, context, timeout=timeout)
         self.requests = 0
         self._count_lock = threading.Lock()
 
-    def send(self, *args: Any, **kwargs: Any) -> Any:
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        what: str,
+        query: list[tuple[str, str]] | None = None,
+        body: object = None,
+        content_type: str = "application/json",
+        accept: str = "application/json",
+        timeout: Timeout | Literal[ClientDefault.TIMEOUT] = CLIENT_TIMEOUT,
+        stream: bool = False,
+    ) -> RESTResponse:
         with self._count_lock:
             self.requests += 1
-        return super().send(*args, **kwargs)
+        return super().send(
+            method,
+            path,
+            what=what,
+            query=query,
+            body=body,
+            content_type=content_type,
+            accept=accept,
+            timeout=timeout,
+            stream=stream,
+        )
 
 
 def matches(labels: dict[str, str], selector: str) -> bool:
