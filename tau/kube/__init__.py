@@ -5,7 +5,7 @@
 are `KubeError` subclasses whose one-line message starts with the failing layer.
 """
 
-from tau.kube.client import AccessReview, KubeClient
+from tau.kube.client import AccessReview, KubeClient, ObjectLister
 from tau.kube.errors import (
     AccessError,
     AuthorizationError,
@@ -26,6 +26,7 @@ __all__ = [
     "KubeClient",
     "KubeError",
     "NotFoundError",
+    "ObjectLister",
     "Resource",
     "UnavailableError",
 ]

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from tau.kube.errors import (
     AccessError,
@@ -47,6 +47,20 @@ PATCH_CONTENT_TYPES = {
     "json": "application/json-patch+json",
     "strategic": "application/strategic-merge-patch+json",
 }
+
+
+class ObjectLister(Protocol):
+    """What a reader that only lists needs: a `KubeClient`, or a stand-in holding objects
+    already read (the Portal builds board rows from watched objects this way)."""
+
+    def list(
+        self,
+        resource: Resource,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)

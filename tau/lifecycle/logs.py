@@ -17,7 +17,7 @@ import click
 from tau import keys
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
-from tau.kube.resources import JOBS, PODS, RAY_JOBS
+from tau.kube.resources import JOBS, PODS, RAY_JOBS, Resource
 from tau.kube.stream import exec_output, pod_log
 from tau.lifecycle import objects as o
 from tau.lifecycle.target import Target
@@ -54,7 +54,7 @@ def _containers(pod: dict[str, Any], opts: LogOptions) -> list[str]:
     return [default or main[0]]
 
 
-def _get(kube: KubeClient, resource, name: str, namespace: str) -> dict[str, Any] | None:
+def _get(kube: KubeClient, resource: Resource, name: str, namespace: str) -> dict[str, Any] | None:
     try:
         return kube.get_or_none(resource, name, namespace)
     except NotFoundError:
@@ -92,7 +92,7 @@ def streams(
             hint=f"see `tau run status {name} -n {namespace}` for where it is waiting",
             owner="",
         )
-    result = []
+    result: list[tuple[str, Callable[[], Iterator[str]]]] = []
     for pod in pods:
         for container in _containers(pod, opts):
             result.append(
@@ -106,7 +106,7 @@ def streams(
 
 def _reader(
     kube: KubeClient, namespace: str, pod: dict[str, Any], container: str, opts: LogOptions
-):
+) -> Callable[[], Iterator[str]]:
     def read() -> Iterator[str]:
         try:
             yield from pod_log(
@@ -134,7 +134,9 @@ def _reader(
     return read
 
 
-def _ray_streams(kube, namespace, name, rayjob, opts):
+def _ray_streams(
+    kube: KubeClient, namespace: str, name: str, rayjob: dict[str, Any], opts: LogOptions
+) -> list[tuple[str, Callable[[], Iterator[str]]]]:
     st = o.status(rayjob)
     if not st.get("jobId"):
         raise RuntimeFailure(
@@ -183,7 +185,14 @@ def ray_log_container(head: dict[str, Any], opts: LogOptions) -> tuple[str, bool
     return names[0], False
 
 
-def _driver_reader(kube, namespace, head, container, job_id: str, opts: LogOptions):
+def _driver_reader(
+    kube: KubeClient,
+    namespace: str,
+    head: dict[str, Any],
+    container: str,
+    job_id: str,
+    opts: LogOptions,
+) -> Callable[[], Iterator[str]]:
     """The Ray driver's output (`ray job logs` in the head container); the head container's
     own log when exec is unavailable (no pods/exec permission, or no Ray in the pod)."""
     fallback = _reader(kube, namespace, head, container, opts)
@@ -223,7 +232,7 @@ def write_logs(
     lock = threading.Lock()
     errors: list[TauError] = []
 
-    def pump(label: str, read) -> None:
+    def pump(label: str, read: Callable[[], Iterator[str]]) -> None:
         try:
             for line in read():
                 with lock:

@@ -111,9 +111,9 @@ def workload_reason(wl: dict[str, Any]) -> str:
         ):
             return f"{cond.get('reason', '')}: {cond.get('message', '')}".strip(": ")
     if workload_state(wl) in ("Pending", "QuotaReserved"):
-        cond = o.condition(wl, "QuotaReserved") or o.condition(wl, "Admitted")
-        if cond and cond.get("status") == "False":
-            return f"{cond.get('reason', '')}: {cond.get('message', '')}".strip(": ")
+        waiting = o.condition(wl, "QuotaReserved") or o.condition(wl, "Admitted")
+        if waiting and waiting.get("status") == "False":
+            return f"{waiting.get('reason', '')}: {waiting.get('message', '')}".strip(": ")
     return ""
 
 

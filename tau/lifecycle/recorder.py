@@ -248,7 +248,9 @@ def current(
     return fields
 
 
-def row(base: dict[str, Any], fields: dict[str, Any], observed_at: str, version: str) -> dict:
+def row(
+    base: dict[str, Any], fields: dict[str, Any], observed_at: str, version: str
+) -> dict[str, Any]:
     record = {**base, **fields, "resource_version": version, "observed_at": observed_at}
     record["observation_id"] = fingerprint(record)
     return record

@@ -126,10 +126,8 @@ class Recorder:
                     last = rec.row(base, fields, at, version)
                     emitted.append(last)
                 self.last[durable] = last
-        if all(
-            self.cache.informer(r, self.scope.namespace).state in (SYNCED, MISSING)
-            for r in (JOBS, RAY_JOBS)
-        ):
+        informers = [self.cache.informer(r, self.scope.namespace) for r in (JOBS, RAY_JOBS)]
+        if all(i is not None and i.state in (SYNCED, MISSING) for i in informers):
             for durable in [d for d in self.last if d not in seen]:
                 gone = rec.deleted(self.last[durable], at)
                 if gone is not None and self._in_scope(gone):
@@ -210,6 +208,7 @@ def serve_health(recorder: Recorder, addr: str) -> ThreadingHTTPServer:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
+            body: dict[str, Any]
             if self.path == "/healthz":
                 code, body = 200, {"status": "ok"}
             elif self.path == "/readyz":

@@ -61,7 +61,9 @@ def terminal(snap: Snapshot) -> bool:
     return ph.primary_succeeded(snap) or ph.primary_failed(snap)
 
 
-def wait_terminal(kube: KubeClient, namespace: str, name: str, poll: float = POLL_SECONDS):
+def wait_terminal(
+    kube: KubeClient, namespace: str, name: str, poll: float = POLL_SECONDS
+) -> Snapshot:
     while True:
         snap = collect(kube, namespace, name)
         if terminal(snap):
@@ -76,7 +78,12 @@ def wait_terminal(kube: KubeClient, namespace: str, name: str, poll: float = POL
 
 
 def emit_event(
-    kube: KubeClient, snap: Snapshot, event_name: str, reason: str, message: str, say
+    kube: KubeClient,
+    snap: Snapshot,
+    event_name: str,
+    reason: str,
+    message: str,
+    say: Callable[[str], None],
 ) -> None:
     owner = snap.rayjob if snap.rayjob is not None else snap.job
     if owner is None:
@@ -137,7 +144,7 @@ def delete_workload(kube: KubeClient, namespace: str, name: str, timeout: float 
         wait_for_change(kube, snap, 2)
 
 
-def countdown(seconds: float, sleep: Callable[[float], None], say) -> None:
+def countdown(seconds: float, sleep: Callable[[float], None], say: Callable[[str], None]) -> None:
     """A visible countdown on a terminal; one line otherwise."""
     if not sys.stderr.isatty() or seconds < 2:
         sleep(seconds)

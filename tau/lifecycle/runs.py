@@ -14,14 +14,16 @@ from typing import Any
 
 from tau import keys
 from tau.errors import RuntimeFailure
-from tau.kube import AuthorizationError, KubeClient, NotFoundError
+from tau.kube import AuthorizationError, KubeClient, NotFoundError, ObjectLister, Resource
 from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
 from tau.kube.runtypes import RAY_CLUSTERS, SERVICES
 from tau.lifecycle import objects as o
 
 
-def _optional(kube: KubeClient, resource, namespace: str, selector: str = "") -> list[dict]:
+def _optional(
+    kube: ObjectLister, resource: Resource, namespace: str, selector: str = ""
+) -> list[dict[str, Any]]:
     """A list that is empty when the type is not installed (or, for RayClusters, not
     readable by the researcher role: their pods are still watched through the pod list)."""
     try:
@@ -66,7 +68,7 @@ def job_status(job: dict[str, Any]) -> str:
 
 
 def list_runs(
-    kube: KubeClient, namespace: str, *, queue: str = "", include_external: bool = False
+    kube: ObjectLister, namespace: str, *, queue: str = "", include_external: bool = False
 ) -> dict[str, Any]:
     jobs = _optional(kube, JOBS, namespace)
     rayjobs = _optional(kube, RAY_JOBS, namespace)

@@ -9,12 +9,13 @@ recorded as an observation and the snapshot stays usable.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tau import keys
 from tau.kube import KubeClient, KubeError, NotFoundError
-from tau.kube.resources import JOBS, LOCAL_QUEUES, PODS, RAY_JOBS, WORKLOADS
+from tau.kube.resources import JOBS, LOCAL_QUEUES, PODS, RAY_JOBS, WORKLOADS, Resource
 from tau.kube.runtypes import ADMISSION_CHECKS, EVENTS, RESOURCE_CLAIMS
 from tau.lifecycle.pending import ahead_of
 
@@ -102,13 +103,17 @@ class _Reader:
         self.snap = snapshot
         self.errors: list[KubeError] = []
 
-    def get(self, what: str, resource, name: str, namespace: str) -> dict[str, Any] | None:
+    def get(
+        self, what: str, resource: Resource, name: str, namespace: str
+    ) -> dict[str, Any] | None:
         return self._soft(what, lambda: self.kube.get(resource, name, namespace), keep=True)
 
     def path(self, what: str, path: str) -> dict[str, Any] | None:
         return self._soft(what, lambda: self.kube.request("GET", path, what=what), keep=False)
 
-    def _soft(self, what: str, read, *, keep: bool) -> dict[str, Any] | None:
+    def _soft(
+        self, what: str, read: Callable[[], dict[str, Any] | None], *, keep: bool
+    ) -> dict[str, Any] | None:
         """One request whose failure is an observation; `keep` records it for `collect`."""
         self.snap.requests += 1
         try:
@@ -126,7 +131,9 @@ class _Reader:
         self.snap.observations[what] = "observed"
         return obj
 
-    def list(self, what: str, resource, namespace: str, selector: str = "") -> list | None:
+    def list(
+        self, what: str, resource: Resource, namespace: str, selector: str = ""
+    ) -> list[dict[str, Any]] | None:
         self.snap.requests += 1
         try:
             items = self.kube.list(resource, namespace, label_selector=selector)

@@ -7,6 +7,7 @@ diagnostics (stable codes) and next actions.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from tau.api.meta import API_VERSION
@@ -507,7 +508,7 @@ def diagnostic_hints(snap: Snapshot, target: Target) -> list[str]:
     return out
 
 
-def _logs_hint(pods: list[dict[str, Any]], line) -> str:
+def _logs_hint(pods: list[dict[str, Any]], line: Callable[..., str]) -> str:
     for pod in pods:
         for cs in o.container_statuses(pod, True) + o.container_statuses(pod):
             code = o.exit_code(cs)

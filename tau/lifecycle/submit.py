@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau import keys
 from tau.connection import READINESS, LayerFailure, read_workspace, readiness_problem
@@ -22,6 +22,9 @@ from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, LOCAL_QUEUES, RAY_JOBS, SECRET_PROVIDER_CLASSES, Resource
 from tau.kube.runtypes import SERVICES
 from tau.lifecycle.target import Target, interaction
+
+if TYPE_CHECKING:
+    from tau.resolve.layers import WorkspaceLayer
 
 PLATFORM = "platform operator (TauWorkspace)"
 KINDS: dict[str, Resource] = {
@@ -48,11 +51,13 @@ class Prepared:
 
     @property
     def name(self) -> str:
-        return self.intent.name
+        name: str = self.intent.name
+        return name
 
     @property
     def namespace(self) -> str:
-        return self.intent.namespace
+        namespace: str = self.intent.namespace
+        return namespace
 
 
 @dataclass
@@ -73,7 +78,7 @@ def new_submission_id() -> str:
     return secrets.token_hex(12)
 
 
-def workspace_layer(obj: dict[str, Any]):
+def workspace_layer(obj: dict[str, Any]) -> WorkspaceLayer:
     """The TauWorkspace's published defaults as a resolution layer."""
     from tau.resolve.layers import WorkspaceLayer
 

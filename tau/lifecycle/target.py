@@ -67,9 +67,10 @@ class Target:
         return {}
 
 
-def interaction():
+def interaction() -> Interaction:
     def ask(question: str) -> str:
-        return click.prompt(question, default="", show_default=False, err=True)
+        answer: str = click.prompt(question, default="", show_default=False, err=True)
+        return answer
 
     def say(text: str) -> None:
         click.echo(text, err=True)

@@ -8,6 +8,8 @@ resourceVersion is the one the snapshot already saw, so only real changes wake t
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
@@ -15,13 +17,14 @@ from tau.kube.stream import watch
 from tau.lifecycle.snapshot import Snapshot
 
 
-def _seen(objects: list[dict]) -> set[tuple[str, str]]:
+def _seen(objects: Sequence[dict[str, Any] | None]) -> set[tuple[str, str]]:
     return {(o["metadata"]["name"], o["metadata"].get("resourceVersion", "")) for o in objects if o}
 
 
 def wait_for_change(kube: KubeClient, snap: Snapshot, timeout: float) -> None:
     """Return at the first change (or after `timeout` seconds)."""
     deadline = time.monotonic() + timeout
+    known: Sequence[dict[str, Any] | None]
     if snap.pods:
         resource, selector, field, known = PODS, f"job-name={snap.name}", "", snap.pods
         if snap.primary_rayjob is not None and snap.ray_cluster_name:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from tau import keys
 from tau.errors import TauError
-from tau.kube.resources import JOBS, RAY_JOBS
+from tau.kube.resources import JOBS, RAY_JOBS, Resource
 from tau.lifecycle import runs as lifecycle_runs
 from tau.lifecycle.recorder import durable_id
 
@@ -115,7 +115,14 @@ class _One:
     def __init__(self, kind: str, obj: dict[str, Any]) -> None:
         self.kind, self.obj = kind, obj
 
-    def list(self, resource: Any, namespace: str = "", **_: Any) -> list[dict[str, Any]]:
+    def list(
+        self,
+        resource: Resource,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[dict[str, Any]]:
         wanted = "Job" if resource is JOBS else "RayJob" if resource is RAY_JOBS else ""
         return [self.obj] if wanted == self.kind else []
 
