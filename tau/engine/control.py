@@ -88,9 +88,11 @@ def _refuse_unverifiable(run: LocalRun, groups: list[tuple[int, str]]) -> None:
 def _kill(groups: list[tuple[int, str]]) -> None:
     for pgid, stamp in groups:
         if procgroup.ours(pgid, stamp):
-            procgroup.kill_tree(
-                pgid, GRACE_SECONDS, still_ours=lambda p=pgid, s=stamp: bool(procgroup.ours(p, s))
-            )
+
+            def still_ours(p: int = pgid, s: str = stamp) -> bool:
+                return bool(procgroup.ours(p, s))
+
+            procgroup.kill_tree(pgid, GRACE_SECONDS, still_ours=still_ours)
 
 
 def _wait_terminal(name: str, timeout: float) -> LocalRun:

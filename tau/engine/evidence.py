@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau.engine.plan import LocalPlan
 from tau.engine.records import CANCELLED, FAILED, SUCCEEDED, LocalRun
 from tau.errors import TauError
 
+if TYPE_CHECKING:
+    from tau.evidence import RunRecord
+
 # Fields tau.stellar may already have stored differently, least important dropped first.
 _IDENTITY = {"project": "", "experiment_id": "", "run_group_id": ""}
-_FALLBACKS = (
+# RunRecord string fields blanked by dataclasses.replace.
+_FALLBACKS: tuple[dict[str, Any], ...] = (
     {"config_hash": ""},
     {"config_hash": "", **_IDENTITY},
     {"config_hash": "", "code_sha": "", **_IDENTITY},
@@ -59,7 +63,9 @@ def record_evidence(
     return {"store": run.store, "run_id": result["run_id"], **result}
 
 
-def _ingest(ingest_run: Any, run: LocalRun, plan: LocalPlan, record: Any) -> dict[str, Any]:
+def _ingest(
+    ingest_run: Callable[..., dict[str, Any]], run: LocalRun, plan: LocalPlan, record: RunRecord
+) -> dict[str, Any]:
     """Merge into the run tau.stellar created; its own identity fields win on conflict.
 
     tau.stellar stores the hash of the training config it was given as the run's
@@ -67,7 +73,7 @@ def _ingest(ingest_run: Any, run: LocalRun, plan: LocalPlan, record: Any) -> dic
     """
     experiment = plan.intent.experiment.experiment_id or ""
 
-    def call(rec: Any) -> dict[str, Any]:
+    def call(rec: RunRecord) -> dict[str, Any]:
         return ingest_run(
             run.store,
             rec,

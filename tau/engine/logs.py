@@ -72,8 +72,8 @@ def stream(name: str, *, tail: int, follow: bool, out: Callable[[str], None]) ->
         offset += len(chunk)
         pending += chunk
         *complete, pending = pending.split(b"\n")
-        for line in complete:
-            out(line.decode(errors="replace"))
+        for raw in complete:
+            out(raw.decode(errors="replace"))
         if len(run.attempts) > number:
             if pending:
                 out(pending.decode(errors="replace"))

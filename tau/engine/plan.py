@@ -16,6 +16,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tau import keys
 from tau.engine.gpus import GpuInventory
@@ -28,6 +29,9 @@ from tau.render.intent import Mount, RunIntent
 from tau.resolve.layers import DEFAULT_OUTPUT_ROOT
 from tau.run.failures import RetryPolicy, policy_from
 from tau.runconfig.models import DEFAULT_CHECKPOINT_ROOT
+
+if TYPE_CHECKING:
+    from tau.runconfig.loader import LoadedConfig
 
 RESEARCHER = "researcher: tau.yaml"
 # Cluster-network settings of the Ray pods that mean nothing (or harm) on one machine.
@@ -68,7 +72,7 @@ def local_intent(intent: RunIntent) -> RunIntent:
 def build_plan(
     intent: RunIntent,
     *,
-    loaded: object,
+    loaded: LoadedConfig,
     run_dir: Path,
     data_root: Path,
     store: Path,

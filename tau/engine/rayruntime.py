@@ -48,7 +48,8 @@ class RayHead:
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def _auth_env(temp_dir: Path) -> dict[str, str]:
