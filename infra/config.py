@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tau import __version__ as TAU_VERSION
+from tau import keys
 from tau.errors import ValidationError as TauValidationError
 
 PROJECT = "taugrid"
@@ -155,7 +156,7 @@ class StackConfig(BaseModel):
         default="a100-pcie-1g", description="gpu-monitoring profile key (aks.azure.com/gpu-sku)."
     )
     gpu_flavor_name: str = Field(default="taugrid-a100", description="Kueue ResourceFlavor name.")
-    gpu_class: str = Field(default="a100-80gb", description="Node label tau.azure.com/gpu-class.")
+    gpu_class: str = Field(default="a100-80gb", description=f"Node label {keys.GPU_CLASS}.")
     gpu_series: str = Field(
         default="nc24ads-a100-v4", description="Node label kueue.azure.com/gpu-series."
     )

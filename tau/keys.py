@@ -10,7 +10,11 @@ from __future__ import annotations
 
 # --- Tau metadata domain (rendering: tau/render) -------------------------------------------
 
-DOMAIN = "tau.azure.com/"
+# The API group of TauGrid's own kinds and the prefix of every tau label and annotation.
+API_GROUP = "tau.azure.com"
+API_VERSION = "v1alpha1"
+TAU_API_VERSION = API_GROUP + "/" + API_VERSION
+DOMAIN = API_GROUP + "/"
 
 # Ownership / identity labels.
 MANAGED_BY = DOMAIN + "managed-by"
@@ -114,11 +118,16 @@ CORRELATION_ANNOTATIONS = (WORKSPACE_ID, RESULT_SCOPE, EXPERIMENT_SOURCE, METRIC
 
 # --- Kueue ----------------------------------------------------------------------------------
 
-KUEUE_QUEUE_NAME = "kueue.x-k8s.io/queue-name"
-KUEUE_PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
-KUEUE_PODSET_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
-KUEUE_PODSET_PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
-KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY = "kueue.x-k8s.io/podset-unconstrained-topology"
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_DOMAIN = KUEUE_GROUP + "/"
+KUEUE_VISIBILITY_GROUP = "visibility." + KUEUE_GROUP
+KUEUE_QUEUE_NAME = KUEUE_DOMAIN + "queue-name"
+KUEUE_PRIORITY_CLASS = KUEUE_DOMAIN + "priority-class"
+# The label Kueue puts on a Workload naming the uid of the job it admits.
+KUEUE_JOB_UID = KUEUE_DOMAIN + "job-uid"
+KUEUE_PODSET_REQUIRED_TOPOLOGY = KUEUE_DOMAIN + "podset-required-topology"
+KUEUE_PODSET_PREFERRED_TOPOLOGY = KUEUE_DOMAIN + "podset-preferred-topology"
+KUEUE_PODSET_UNCONSTRAINED_TOPOLOGY = KUEUE_DOMAIN + "podset-unconstrained-topology"
 KUEUE_TOPOLOGY_ANNOTATIONS = (
     KUEUE_PODSET_REQUIRED_TOPOLOGY,
     KUEUE_PODSET_PREFERRED_TOPOLOGY,
@@ -138,13 +147,21 @@ DRIVER_LOG_CONTAINER = "driver-log"
 
 # Kueue pod integration of a plain Deployment: every pod is a Kueue-managed workload and the
 # Deployment is the parent Kueue suspends (all or nothing).
-KUEUE_MANAGED = "kueue.x-k8s.io/managed"
-KUEUE_POD_SUSPENDING_PARENT = "kueue.x-k8s.io/pod-suspending-parent"
+KUEUE_MANAGED = KUEUE_DOMAIN + "managed"
+KUEUE_POD_SUSPENDING_PARENT = KUEUE_DOMAIN + "pod-suspending-parent"
 # The selector label of a served Deployment, its Service and its HPA target.
 APP_LABEL = "app"
 ENV_MODEL_PATH = "TAU_MODEL_PATH"
 ENV_SERVE_NODES = "TAU_SERVE_NODES"
 ENV_SERVE_GPUS_PER_NODE = "TAU_SERVE_GPUS_PER_NODE"
+
+# --- Local engine (tau/engine) --------------------------------------------------------------
+
+ENV_LOCAL_STATE_DIR = "TAU_LOCAL_STATE_DIR"
+# spec.managedBy, label and annotation of a local run's status document.
+LOCAL_ENGINE_MANAGED_BY = DOMAIN + "local-engine"
+ENGINE = DOMAIN + "engine"
+LOCAL_ATTEMPT = DOMAIN + "local-attempt"
 
 # --- Kubernetes / Azure well-known keys -----------------------------------------------------
 
@@ -218,6 +235,17 @@ NCCL_ENV_PREFIX = "NCCL_"
 
 # --- Environment read by the CLI ------------------------------------------------------------
 
+ENV_DEBUG = "TAU_DEBUG"  # set: a crash prints its traceback instead of one line
+ENV_PYTHON = "TAU_PYTHON"  # the interpreter `tau python` runs
+ENV_SYSTEM_NAMESPACE = "TAU_SYSTEM_NAMESPACE"
+ENV_PORTAL_URL = "TAU_PORTAL_URL"
+ENV_BINARY = "TAU_BINARY"  # the `tau` the Python SDK hands a run to
+# Kubernetes client configuration (kubectl's names).
+ENV_KUBECONFIG = "KUBECONFIG"
+ENV_KUBERNETES_SERVICE_HOST = "KUBERNETES_SERVICE_HOST"  # set inside a pod
+ENV_XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
+ENV_AZURE_AUTHORITY_HOST = "AZURE_AUTHORITY_HOST"
+
 ENV_CONTEXT = "TAU_CONTEXT"
 ENV_CONFIG_DIR = "TAU_CONFIG_DIR"
 # Workspace connection (tau/workspace): AKS sign-in flow and Azure Resource Manager endpoint.
@@ -230,11 +258,26 @@ ENV_METRICS_OFFLOAD_OUT = "TAU_METRICS_OFFLOAD_OUT"
 ENV_METRICS_OFFLOAD_SOURCE = "TAU_METRICS_OFFLOAD_SOURCE"
 ENV_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT = "TAU_METRICS_OFFLOAD_REMOTE_WRITE_ENDPOINT"
 ENV_METRICS_OFFLOAD_INTERVAL = "TAU_METRICS_OFFLOAD_INTERVAL"
+# `taugrid-portal experiment offload metrics` flags read from the environment.
+ENV_METRICS_OFFLOAD_RUN = "TAU_METRICS_OFFLOAD_RUN"
+ENV_METRICS_OFFLOAD_PROJECT = "TAU_METRICS_OFFLOAD_PROJECT"
+ENV_METRICS_OFFLOAD_EXPERIMENT = "TAU_METRICS_OFFLOAD_EXPERIMENT"
+ENV_METRICS_OFFLOAD_GROUP = "TAU_METRICS_OFFLOAD_GROUP"
+ENV_METRICS_OFFLOAD_COMPLETION_FILE = "TAU_METRICS_OFFLOAD_COMPLETION_FILE"
+ENV_METRICS_OFFLOAD_ARTIFACT_URI = "TAU_METRICS_OFFLOAD_ARTIFACT_URI"
+ENV_METRICS_OFFLOAD_CHECKPOINT_URI = "TAU_METRICS_OFFLOAD_CHECKPOINT_URI"
+ENV_METRICS_OFFLOAD_TAGS = "TAU_METRICS_OFFLOAD_TAGS"
+ENV_POD_NAME = "POD_NAME"
+ENV_NODE_NAME = "NODE_NAME"
 # Helper pods (`tau data`): an image mirror for clusters without Docker Hub, and where they may
 # run when every node is tainted: `k=v,k2=v2` and `key=value:Effect,key:Effect` (Exists).
 ENV_HELPER_IMAGE = "TAU_HELPER_IMAGE"
 ENV_HELPER_NODE_SELECTOR = "TAU_HELPER_NODE_SELECTOR"
 ENV_HELPER_TOLERATIONS = "TAU_HELPER_TOLERATIONS"
+# Payloads handed to a `tau data` registry helper pod (base64, chunked as NAME_0, NAME_1, ...).
+ENV_HELPER_OPS = "TAU_OPS"
+ENV_HELPER_LIST = "TAU_LIST"
+ENV_HELPER_BLOB_PREFIX = "TAU_BLOB_"  # + the blob's index
 
 # --- Experiment store and the tau.stellar logger (tau/evidence, tau/stellar.py) --------------
 
@@ -256,7 +299,7 @@ EXP_STORE_SCOPE_ENV = (ENV_CONTEXT, ENV_TEAM, ENV_PROJECT)
 APP_MANAGED_BY = "app.kubernetes.io/managed-by"
 CONTROLLER_NAME = "tau-core-controller"
 LOCAL_QUEUE = DOMAIN + "local-queue"
-KUEUE_DEFAULT_LOCAL_QUEUE = "kueue.x-k8s.io/default-local-queue"
+KUEUE_DEFAULT_LOCAL_QUEUE = KUEUE_DOMAIN + "default-local-queue"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 PSA_AUDIT = "pod-security.kubernetes.io/audit"
 PSA_WARN = "pod-security.kubernetes.io/warn"
@@ -268,7 +311,7 @@ QUOTA_REJECTED = DOMAIN + "rejected"
 QUOTA_REVIEWED_BY = DOMAIN + "reviewed-by"
 KUEUE_GPU_SERIES = "kueue.azure.com/gpu-series"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+MULTIKUEUE_CONTROLLER = KUEUE_DOMAIN + "multikueue"
 
 # Condition types (TauWorkspace, TauCluster, workload profiles, TauQuotaRequest).
 COND_READY = "Ready"
@@ -310,7 +353,10 @@ TAU_GPU_SERIES = DOMAIN + "gpu-series"  # legacy series label, refused on CPU fl
 NVIDIA_GPU_PRODUCT = "nvidia.com/gpu.product"
 AKS_ACCELERATOR = "kubernetes.azure.com/accelerator"
 ZONE_LABEL = "topology.kubernetes.io/zone"
-DRA_NVIDIA_GPU = "gpu.nvidia.com"  # DRA device class / Kueue deviceClassMapping name
+DRA_NVIDIA_GPU = "gpu.nvidia.com"
+GPU_MONITORING = (
+    DOMAIN + "gpu-monitoring"
+)  # `true` on the GPU metrics exporter pods  # DRA device class / Kueue deviceClassMapping name
 COND_ACTIVE = "Active"  # Kueue ClusterQueue / AdmissionCheck condition
 # Node conditions the gpu-monitoring chart's node-problem-detector checks set (True = problem).
 GPU_HEALTH_CONDITIONS = (

@@ -227,18 +227,11 @@ class Run:
 
     def use_artifact(self, ref: str) -> Path:
         """Fetch an artifact another run logged (by alias, id or name, newest first)."""
-        import contextlib
-
         from tau.evidence import Store
+        from tau.evidence.query import newest_output_artifact
 
         store = Store.open(self._store_path())
-        with contextlib.closing(store.connect(readonly=True)) as db:
-            row = db.execute(
-                "SELECT artifact_id, run_id, name, uri FROM artifacts "
-                "WHERE direction='output' AND (COALESCE(alias, '')=? OR artifact_id=? OR name=?) "
-                "ORDER BY created_at DESC, artifact_id DESC LIMIT 1",
-                (ref, ref, ref),
-            ).fetchone()
+        row = newest_output_artifact(store, ref)
         if row is None:
             raise LookupError(f"stellar.use_artifact: no artifact {ref!r} in {store.root}")
         source = Path(row["uri"])

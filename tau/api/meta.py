@@ -13,9 +13,11 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
-GROUP = "tau.azure.com"
-VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
+from tau import keys
+
+GROUP = keys.API_GROUP
+VERSION = keys.API_VERSION
+API_VERSION = keys.TAU_API_VERSION
 
 # Validation patterns shared by several kinds (Kubernetes' own definitions).
 DNS1123_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"

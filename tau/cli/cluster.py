@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import typer
 
+from tau import keys
 from tau.cli.options import context_option
 from tau.cli.output import Output, emit, output_option, print_table
 from tau.cluster.chart import (
@@ -265,7 +266,7 @@ def validate_installation(
 def validate_nodes(
     context: str = context_option(),
     gpu_class: str = typer.Option(
-        "", "--gpu-class", help="Only nodes of this tau.azure.com/gpu-class ('any' = all)."
+        "", "--gpu-class", help=f"Only nodes of this {keys.GPU_CLASS} ('any' = all)."
     ),
     selector: str = typer.Option("", "--selector", help="Raw node label selector."),
     min_healthy: int = typer.Option(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import click
 
-from tau import __version__
+from tau import __version__, keys
 from tau.errors import EXIT_RUNTIME, EXIT_USAGE, TauError, clean
 
 # The only roots that may ever exist, in help order.
@@ -114,7 +114,7 @@ def run(group: click.Group, prog_name: str, args: list[str] | None = None) -> in
         sys.stderr.close()
         return EXIT_RUNTIME
     except Exception as error:
-        if os.environ.get("TAU_DEBUG"):
+        if os.environ.get(keys.ENV_DEBUG):
             raise
         click.echo(
             f"error: internal error ({type(error).__name__}: {clean(str(error), 200)}); "

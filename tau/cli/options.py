@@ -6,12 +6,14 @@ from typing import Any
 
 import typer
 
+from tau import keys
+
 
 def context_option() -> Any:
     return typer.Option(
         "",
         "--context",
-        envvar="TAU_CONTEXT",
+        envvar=keys.ENV_CONTEXT,
         show_envvar=True,
         help="Kubeconfig context (default: $TAU_CONTEXT, else the workspace connection's).",
     )

@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from tau import keys
 from tau.errors import UsageError
 
 SUBCOMMANDS = ("inspect", "build", "submit", "submit-build", "bootstrap", "doctor")
@@ -31,7 +32,7 @@ Each subcommand takes --help. Set TAU_PYTHON to run them with another interprete
 
 
 def interpreter() -> str:
-    return os.environ.get("TAU_PYTHON") or sys.executable
+    return os.environ.get(keys.ENV_PYTHON) or sys.executable
 
 
 def run(args: tuple[str, ...]) -> None:
@@ -47,7 +48,7 @@ def run(args: tuple[str, ...]) -> None:
         code = subprocess.run([python, "-m", "tau.sdk.cli", *args], check=False).returncode
     except OSError as error:
         raise UsageError(
-            f"TAU_PYTHON={python} cannot run ({error.strerror or error})",
+            f"{keys.ENV_PYTHON}={python} cannot run ({error.strerror or error})",
             hint="point TAU_PYTHON at a Python 3.11+ interpreter with taugrid installed",
         ) from None
     if code:

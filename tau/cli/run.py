@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import typer
 
+from tau import keys
 from tau.cli.groups import TargetGroup
 from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.errors import UsageError, clean
@@ -92,7 +93,7 @@ def run(
     system_namespace: str = typer.Option(
         "tau-system",
         "--system-namespace",
-        envvar="TAU_SYSTEM_NAMESPACE",
+        envvar=keys.ENV_SYSTEM_NAMESPACE,
         help="Namespace holding TauWorkspace and TauCluster objects.",
     ),
     output: str = typer.Option(

@@ -552,7 +552,7 @@ def history(
     if local_run.routes(name, local):
         return local_run.history(name, output)
     from tau.cli.output import dump_json, print_table
-    from tau.kube.runtypes import EVENTS
+    from tau.kube.resources import EVENTS
     from tau.lifecycle.history import history as build
     from tau.lifecycle.snapshot import collect
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import typer
 
+from tau import keys
 from tau.errors import UsageError
 
 RECORD_EPILOG = (
@@ -32,7 +33,7 @@ def record(
     store: Path = typer.Option(
         None,
         "--store",
-        envvar="TAU_EXP_STORE",
+        envvar=keys.ENV_EXP_STORE,
         help="Workspace experiment store to write rows to (the Portal's run history).",
     ),
     kusto_endpoint: str = typer.Option("", "--kusto-endpoint", help="ADX cluster URL."),

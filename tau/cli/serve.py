@@ -13,6 +13,7 @@ from typing import Any
 import click
 import typer
 
+from tau import keys
 from tau.cli.output import Output, emit, output_option, print_table
 
 HANDOFF = (
@@ -48,7 +49,7 @@ def context_option() -> Any:
     return typer.Option(
         "",
         "--context",
-        envvar="TAU_CONTEXT",
+        envvar=keys.ENV_CONTEXT,
         show_envvar=True,
         help="Kube context from the platform handoff (default: $TAU_CONTEXT, else the "
         "kubeconfig's current context).",

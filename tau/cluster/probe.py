@@ -17,11 +17,9 @@ from typing import Any
 from tau import keys
 from tau.errors import UsageError
 from tau.kube import KubeClient, KubeError
-from tau.kube.resources import PODS, Resource
+from tau.kube.resources import NODES, PODS, RESOURCE_SLICES
 from tau.runconfig.models import GPU_CLASS_ALIASES, GPU_CLASSES
 
-NODES = Resource("", "v1", "nodes", "Node", False)
-RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False)
 GPU_CLASS_LABEL = keys.GPU_CLASS
 PROBE_IMAGE = "mcr.microsoft.com/azurelinux/base/core:3.0"
 PROBE_NAMESPACE = "default"

@@ -14,23 +14,14 @@ from typing import Any
 
 from tau import keys
 from tau.kube import KubeClient, KubeError
-from tau.kube.resources import CLUSTER_QUEUES, TAU_CLUSTERS, Resource
+from tau.kube.resources import (
+    CLUSTER_QUEUES,
+    DEPLOYMENTS,
+    TAU_CLUSTERS,
+    VALIDATING_ADMISSION_POLICIES,
+    VALIDATING_ADMISSION_POLICY_BINDINGS,
+)
 
-DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
-VAPS = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "validatingadmissionpolicies",
-    "ValidatingAdmissionPolicy",
-    False,
-)
-VAP_BINDINGS = Resource(
-    "admissionregistration.k8s.io",
-    "v1",
-    "validatingadmissionpolicybindings",
-    "ValidatingAdmissionPolicyBinding",
-    False,
-)
 QUOTA_GUARD = "tau-quota-approval-guard"
 CONTROLLER_DEPLOYMENT = "tau-core-controller"
 MIN_KUBERNETES = (1, 30)
@@ -147,8 +138,10 @@ def observe(client: KubeClient, release: str, namespace: str) -> Observation:
                 label_selector=f"{selector},{keys.APP_PART_OF}={keys.APP_PART_OF_VALUE}",
             )
         ),
-        policy=_attempt(lambda: client.get_or_none(VAPS, QUOTA_GUARD)),
-        binding=_attempt(lambda: client.get_or_none(VAP_BINDINGS, QUOTA_GUARD)),
+        policy=_attempt(lambda: client.get_or_none(VALIDATING_ADMISSION_POLICIES, QUOTA_GUARD)),
+        binding=_attempt(
+            lambda: client.get_or_none(VALIDATING_ADMISSION_POLICY_BINDINGS, QUOTA_GUARD)
+        ),
     )
 
 
@@ -224,9 +217,9 @@ def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def check_tau_cluster(obj: dict[str, Any] | KubeError | None) -> CheckResult:
     name = "TauCluster"
     if isinstance(obj, KubeError):
-        return CheckResult(name, FAIL, f"cannot read clusters.tau.azure.com/cluster: {obj}")
+        return CheckResult(name, FAIL, f"cannot read {TAU_CLUSTERS.display}/cluster: {obj}")
     if obj is None:
-        return CheckResult(name, FAIL, "clusters.tau.azure.com/cluster not found")
+        return CheckResult(name, FAIL, f"{TAU_CLUSTERS.display}/cluster not found")
     generation = obj.get("metadata", {}).get("generation", 0)
     status = obj.get("status") or {}
     if status.get("observedGeneration", 0) < generation:

@@ -11,12 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau import keys
-from tau.cluster.probe import NODES, RESOURCE_SLICES, _looks_like_gpu, _quantity_int
+from tau.cluster.probe import _looks_like_gpu, _quantity_int
 from tau.errors import UsageError
 from tau.kube import KubeClient, KubeError
-from tau.kube.resources import CLUSTER_QUEUES, KUEUE_GROUP, TAU_CLUSTERS, Resource
+from tau.kube.resources import (
+    CLUSTER_QUEUES,
+    NODES,
+    RESOURCE_FLAVORS,
+    RESOURCE_SLICES,
+    TAU_CLUSTERS,
+)
 
-RESOURCE_FLAVORS = Resource(KUEUE_GROUP, "v1beta2", "resourceflavors", "ResourceFlavor", False)
 GPU_RESOURCES = (keys.DRA_NVIDIA_GPU, keys.NVIDIA_GPU)
 DRA_RESOURCE = keys.DRA_NVIDIA_GPU
 IB_INSTANCE_TYPES = {

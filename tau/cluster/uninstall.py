@@ -18,13 +18,11 @@ from typing import Any
 from tau.cluster.chart import ChartRef, renderable
 from tau.cluster.helm import HELM_OWNER, Helm
 from tau.cluster.install import release_values, server_side_args
-from tau.cluster.topology import RESOURCE_FLAVORS
 from tau.errors import RuntimeFailure
 from tau.kube import KubeClient, KubeError
-from tau.kube.resources import CLUSTER_QUEUES, KUEUE_GROUP, Resource
+from tau.kube.resources import CLUSTER_QUEUES, RESOURCE_FLAVORS, TOPOLOGIES
 
 Progress = Callable[[str], None]
-TOPOLOGIES = Resource(KUEUE_GROUP, "v1beta2", "topologies", "Topology", False)
 # How long deleted queue objects may take to lose Kueue's finalizers before we call them stranded.
 DRAIN_SETTLE_SECONDS = 30.0
 

@@ -21,7 +21,7 @@ from tau import safeyaml
 from tau.api.connection import WorkspaceConnection, parse_aks_resource_id
 from tau.connection.verify import AUTHORIZATION, LayerFailure
 from tau.errors import UsageError
-from tau.keys import ENV_AUTH_MODE, ENV_AZURE_RESOURCE_MANAGER
+from tau.keys import ENV_AUTH_MODE, ENV_AZURE_AUTHORITY_HOST, ENV_AZURE_RESOURCE_MANAGER
 from tau.kube.errors import AccessError
 
 PUBLIC_ARM = "https://management.azure.com"
@@ -41,7 +41,7 @@ def azure_credential(tenant_id: str) -> Any:
     import azure.identity as identity
 
     mode = (os.environ.get(ENV_AUTH_MODE) or "default").strip().lower()
-    authority = os.environ.get("AZURE_AUTHORITY_HOST", "")
+    authority = os.environ.get(ENV_AZURE_AUTHORITY_HOST, "")
     host = urlparse(authority).netloc or authority
     options: dict[str, Any] = {}
     if host and host not in KNOWN_AUTHORITIES:

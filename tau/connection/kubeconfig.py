@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tau import safeyaml
+from tau import keys, safeyaml
 from tau.connection.localstate import write_private
 from tau.kube.errors import AccessError
 
@@ -29,7 +29,7 @@ _PATH_FIELDS = {
 
 def user_kubeconfig_files() -> list[Path]:
     """The files kubectl would read: `$KUBECONFIG` (path list) or ~/.kube/config."""
-    configured = os.environ.get("KUBECONFIG", "")
+    configured = os.environ.get(keys.ENV_KUBECONFIG, "")
     if configured:
         return [Path(part).expanduser() for part in configured.split(os.pathsep) if part]
     return [Path("~/.kube/config").expanduser()]

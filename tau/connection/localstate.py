@@ -30,7 +30,7 @@ from tau import atomicfile
 from tau.api.connection import WorkspaceConnection
 from tau.connection.descriptor import ConnectionSource, Repository, is_within
 from tau.errors import RuntimeFailure, TauError, UsageError, ValidationError
-from tau.keys import ENV_CONFIG_DIR
+from tau.keys import ENV_CONFIG_DIR, ENV_XDG_CONFIG_HOME
 
 READINESS_TTL = timedelta(minutes=5)
 STATE_SCHEMA = "tau.workspace.connection-state.v1"
@@ -43,7 +43,7 @@ def config_dir() -> Path:
     configured = os.environ.get(ENV_CONFIG_DIR, "").strip()
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join("~", ".config")
+    base = os.environ.get(ENV_XDG_CONFIG_HOME, "").strip() or os.path.join("~", ".config")
     return Path(base).expanduser() / "tau"
 
 

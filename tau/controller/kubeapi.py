@@ -9,34 +9,30 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from tau import keys
 from tau.kube import KubeClient
 from tau.kube.errors import ConflictError, NotFoundError
 from tau.kube.resources import (
+    ADMISSION_CHECKS,
     CLUSTER_QUEUES,
+    CLUSTER_ROLE_BINDINGS,
     LOCAL_QUEUES,
+    MULTIKUEUE_CLUSTERS,
+    MULTIKUEUE_CONFIGS,
     NAMESPACES,
+    NODES,
+    PRIORITY_CLASSES,
+    RESOURCE_FLAVORS,
     ROLE_BINDINGS,
+    ROLES,
     SERVICE_ACCOUNTS,
     TAU_CLUSTERS,
     TAU_QUOTA_REQUESTS,
     TAU_WORKSPACES,
+    TOPOLOGIES,
+    WORKLOAD_PRIORITY_CLASSES,
     Resource,
 )
-
-RBAC = "rbac.authorization.k8s.io"
-KUEUE = "kueue.x-k8s.io"
-ROLES = Resource(RBAC, "v1", "roles", "Role")
-CLUSTER_ROLE_BINDINGS = Resource(RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", False)
-NODES = Resource("", "v1", "nodes", "Node", False)
-RESOURCE_FLAVORS = Resource(KUEUE, "v1beta2", "resourceflavors", "ResourceFlavor", False)
-TOPOLOGIES = Resource(KUEUE, "v1beta2", "topologies", "Topology", False)
-WORKLOAD_PRIORITY_CLASSES = Resource(
-    KUEUE, "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", False
-)
-ADMISSION_CHECKS = Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck", False)
-MULTIKUEUE_CONFIGS = Resource(KUEUE, "v1beta1", "multikueueconfigs", "MultiKueueConfig", False)
-MULTIKUEUE_CLUSTERS = Resource(KUEUE, "v1beta1", "multikueueclusters", "MultiKueueCluster", False)
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 
 __all__ = [
     "ADMISSION_CHECKS",
@@ -65,7 +61,7 @@ __all__ = [
 
 class ControllerClient(KubeClient):
     def _load(self) -> Any:
-        if self.kubeconfig or "KUBERNETES_SERVICE_HOST" not in os.environ:
+        if self.kubeconfig or keys.ENV_KUBERNETES_SERVICE_HOST not in os.environ:
             return super()._load()
         from kubernetes import client, config
 

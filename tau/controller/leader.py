@@ -13,11 +13,10 @@ from typing import Any
 
 from tau.controller import kubeapi as k
 from tau.kube.errors import KubeError
-from tau.kube.resources import Resource
+from tau.kube.resources import LEASES
 
 log = logging.getLogger(__name__)
 
-LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 LEASE_NAME = "tau-core-controller.tau.azure.com"
 LEASE_SECONDS = 15
 RENEW_SECONDS = 5

@@ -93,7 +93,7 @@ def multikueue_condition(world: World, generation: int) -> dict[str, Any]:
             continue
         params = (check.get("spec") or {}).get("parameters") or {}
         if (
-            params.get("apiGroup") != k.KUEUE
+            params.get("apiGroup") != keys.KUEUE_GROUP
             or params.get("kind") != "MultiKueueConfig"
             or not params.get("name")
         ):

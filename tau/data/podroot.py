@@ -60,7 +60,7 @@ _DECODE = """decode() {
 
 WRITE = f"""set -eu
 {_DECODE}work="$(mktemp -d)"
-decode TAU_OPS > "$work/ops"
+decode {keys.ENV_HELPER_OPS} > "$work/ops"
 cd "$TAU_DATA_DIR"
 while read -r op path expect blob; do
   case "$op" in
@@ -78,14 +78,14 @@ while read -r op path expect blob; do
   case "$op" in
     create)
       mkdir -p "$(dirname "$path")"
-      decode "TAU_BLOB_$blob" > "$path.tau-tmp.$$"
+      decode "{keys.ENV_HELPER_BLOB_PREFIX}$blob" > "$path.tau-tmp.$$"
       if ! ln "$path.tau-tmp.$$" "$path" 2>/dev/null; then
         rm -f "$path.tau-tmp.$$"; echo "tau-registry: exists $path"; exit 10
       fi
       rm -f "$path.tau-tmp.$$" ;;
     put)
       mkdir -p "$(dirname "$path")"
-      decode "TAU_BLOB_$blob" > "$path.tau-tmp.$$"
+      decode "{keys.ENV_HELPER_BLOB_PREFIX}$blob" > "$path.tau-tmp.$$"
       mv -f "$path.tau-tmp.$$" "$path" ;;
     rmtree) rm -rf "$path" ;;
   esac
@@ -108,7 +108,7 @@ COPY = f"""set -eu
 src="$1"; dst="$2"
 if [ ! -d "$src" ]; then echo "tau-registry: missing $src"; exit 3; fi
 files="$(mktemp)"
-decode TAU_LIST > "$files"
+decode {keys.ENV_HELPER_LIST} > "$files"
 while IFS= read -r f; do
   if [ ! -f "$src/$f" ]; then echo "tau-registry: missing $src/$f"; exit 3; fi
   mkdir -p "$(dirname "$dst/$f")"
@@ -246,9 +246,9 @@ class PodRoot:
         for op, path, token in self._ops:
             blob = str(blobs.index(path)) if path in self._blobs else "-"
             lines.append(f"{op} {path} {token} {blob}\n")
-        env = _chunks("TAU_OPS", "".join(lines).encode())
+        env = _chunks(keys.ENV_HELPER_OPS, "".join(lines).encode())
         for index, path in enumerate(blobs):
-            env += _chunks(f"TAU_BLOB_{index}", self._blobs[path])
+            env += _chunks(f"{keys.ENV_HELPER_BLOB_PREFIX}{index}", self._blobs[path])
         ok, output = self._run("write", WRITE, [], _bounded(env), SHORT, writable=True)
         if not ok:
             last = output[-1] if output else ""
@@ -275,7 +275,7 @@ class PodRoot:
     ) -> None:
         self.commit()  # e.g. `ingesting` lands before the first byte moves
         listing = "".join(f + "\n" for f in files).encode()
-        env = _bounded(_chunks("TAU_LIST", listing))
+        env = _bounded(_chunks(keys.ENV_HELPER_LIST, listing))
         ok, lines = self._run("copy", COPY, [source, destination], env, LONG, writable=True)
         for stat in _proofs(lines):
             on_file(stat)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tau import keys
 from tau.engine import gpus as gpu_inventory
 from tau.engine import procgroup, records
 from tau.engine.layout import ENV_STATE_DIR, default_data_root, default_store, state_root
@@ -170,7 +171,7 @@ def new_record(loaded: Any, plan: LocalPlan, argv: tuple[str, ...]) -> LocalRun:
         output_dir=str(plan.output_dir),
         staging_dir=str(plan.staging_dir or ""),
         publication_id=intent.publication_id or "",
-        store=plan.env.get("TAU_EXP_STORE", ""),
+        store=plan.env.get(keys.ENV_EXP_STORE, ""),
         experiment={
             "project": experiment.project or "",
             "name": experiment.experiment_id or "",

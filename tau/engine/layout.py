@@ -15,7 +15,7 @@ from tau import keys
 from tau.render.env import DATA_DIR, HOT_DIR
 from tau.render.volumes import SCRIPT_PATH
 
-ENV_STATE_DIR = "TAU_LOCAL_STATE_DIR"
+ENV_STATE_DIR = keys.ENV_LOCAL_STATE_DIR
 
 
 def _xdg(variable: str, fallback: str) -> Path:

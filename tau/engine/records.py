@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tau import atomicfile
+from tau import atomicfile, keys
 from tau.engine.layout import state_root
 from tau.errors import RuntimeFailure, UsageError
 
 RECORD = "record.json"
 KIND = "LocalRun"
-API_VERSION = "tau.azure.com/v1alpha1"
+API_VERSION = keys.TAU_API_VERSION
 
 # States: the canonical lifecycle vocabulary of `tau run status` plus `cancelled`.
 QUEUED, STARTING, RUNNING = "queued", "starting", "running"

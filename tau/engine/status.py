@@ -29,7 +29,7 @@ _NO_JOB = {
     "parallelism": 0,
     "conditions": [],
 }
-MANAGED_BY = "tau.azure.com/local-engine"
+MANAGED_BY = keys.LOCAL_ENGINE_MANAGED_BY
 
 
 def supervisor_alive(run: LocalRun) -> bool:
@@ -143,7 +143,7 @@ def document(run: LocalRun) -> dict[str, Any]:
         "metadata": {
             "name": run.name,
             "namespace": NAMESPACE,
-            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, "tau.azure.com/engine": "local"},
+            "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.ENGINE: "local"},
             "annotations": _annotations(run),
         },
         "status": {
@@ -188,7 +188,7 @@ def document(run: LocalRun) -> dict[str, Any]:
             "message": message,
         }
     if attempt is not None:
-        doc["metadata"]["annotations"]["tau.azure.com/local-attempt"] = str(attempt.number)
+        doc["metadata"]["annotations"][keys.LOCAL_ATTEMPT] = str(attempt.number)
     return doc
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tau import keys
 from tau.engine import procgroup, rayruntime, records
 from tau.engine.plan import LocalPlan
 from tau.engine.records import Attempt, LocalRun
@@ -136,7 +137,7 @@ class Supervisor:
         attempt = Attempt(
             number=number,
             log=str(log_path),
-            retry_reason=env.get("TAU_RETRY_REASON", "") if number > 1 else "",
+            retry_reason=env.get(keys.ENV_RETRY_REASON, "") if number > 1 else "",
         )
         run.attempts.append(attempt)
         run.state = records.STARTING

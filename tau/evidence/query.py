@@ -7,6 +7,7 @@ summary backfill does, and it steps aside when the store is busy.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import sqlite3
 from collections import Counter
@@ -524,11 +525,63 @@ def _strip_strings(text: str) -> str:
     return re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", "''", text)
 
 
-def ensure_summaries_quietly(store: Store) -> list[str]:
-    """Backfill summaries before a read; never fails the read (warnings are returned)."""
-    from tau.evidence.summaries import ensure_summaries
+def _marks(run_ids: list[str]) -> str:
+    return ",".join("?" for _ in run_ids) or "''"
 
-    return ensure_summaries(store)
+
+def runs_by_id(db: sqlite3.Connection, run_ids: list[str]) -> list[dict[str, Any]]:
+    """The `runs` rows of `run_ids`, oldest first."""
+    rows = db.execute(
+        f"SELECT * FROM runs WHERE run_id IN ({_marks(run_ids)}) ORDER BY created_at, run_id",
+        run_ids,
+    )
+    return [dict(row) for row in rows]
+
+
+def summary_rows(db: sqlite3.Connection, run_ids: list[str]) -> list[sqlite3.Row]:
+    """Every metric summary of `run_ids`."""
+    return db.execute(
+        f"SELECT * FROM metric_summaries WHERE run_id IN ({_marks(run_ids)})", run_ids
+    ).fetchall()
+
+
+def latest_by_group(db: sqlite3.Connection, run_ids: list[str]) -> list[sqlite3.Row]:
+    """Each run's latest value per metric, with the run group it belongs to (for compare)."""
+    return db.execute(
+        "SELECT s.run_id, s.metric_name, s.latest_value, s.latest_step, r.run_group_id "
+        "FROM metric_summaries s JOIN runs r ON r.run_id = s.run_id "
+        f"WHERE s.run_id IN ({_marks(run_ids)})",
+        run_ids,
+    ).fetchall()
+
+
+def configs_by_run(db: sqlite3.Connection, run_ids: list[str]) -> dict[str, list[Any]]:
+    """Each run's normalized configs, decoded."""
+    configs: dict[str, list[Any]] = {}
+    for row in db.execute(
+        f"SELECT run_id, normalized_json FROM configs WHERE run_id IN ({_marks(run_ids)})",
+        run_ids,
+    ):
+        configs.setdefault(row["run_id"], []).append(json.loads(row["normalized_json"]))
+    return configs
+
+
+def artifact(store: Store, artifact_id: str) -> dict[str, Any] | None:
+    with reader(store) as db:
+        row = db.execute("SELECT * FROM artifacts WHERE artifact_id=?", (artifact_id,)).fetchone()
+    return dict(row) if row is not None else None
+
+
+def newest_output_artifact(store: Store, ref: str) -> dict[str, Any] | None:
+    """The newest output artifact whose alias, id or name is `ref` (tau.stellar.use_artifact)."""
+    with reader(store) as db:
+        row = db.execute(
+            "SELECT artifact_id, run_id, name, uri FROM artifacts "
+            "WHERE direction='output' AND (COALESCE(alias, '')=? OR artifact_id=? OR name=?) "
+            "ORDER BY created_at DESC, artifact_id DESC LIMIT 1",
+            (ref, ref, ref),
+        ).fetchone()
+    return dict(row) if row is not None else None
 
 
 def artifacts_for(store: Store, target: str) -> list[dict[str, Any]]:

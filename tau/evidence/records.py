@@ -17,6 +17,7 @@ from tau.evidence import schema
 from tau.evidence.errors import StoreConflict
 from tau.evidence.ids import check_id
 from tau.evidence.store import Store, Transaction, now, request_hash
+from tau.evidence.summaries import ensure_summaries
 
 STATE_RANK = {"pending": 1, "queued": 1, "running": 2}
 TERMINAL_STATES = ("succeeded", "completed", "failed", "cancelled")
@@ -45,7 +46,11 @@ def init_experiment(
     group: str = "default",
     idempotency_key: str = "",
 ) -> dict[str, Any]:
-    """Create the store if needed and the experiment `name`; `status` is created or reused."""
+    """Create the store if needed and the experiment `name`; `status` is created or reused.
+
+    A writer brings an existing store up to date here (Store.open migrates the catalogue,
+    then files indexed before summaries existed are folded), since readers never write.
+    """
     check_id("experiment", name)
     project = project or name
     check_id("project", project, flag="--project")
@@ -55,6 +60,7 @@ def init_experiment(
         {"name": name, "project": project, "description": description, "group": group}
     )
     store = Store.create(root, project=project, experiment_id=name)
+    ensure_summaries(store)
     with store.mutate() as txn:
         if txn.claim_key(
             idempotency_key,

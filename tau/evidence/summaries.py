@@ -189,8 +189,8 @@ def fold(txn: Transaction, found: dict[str, Summary], *, file_id: str, run_id: s
 def ensure_summaries(store: Store, *, lock_wait: float = 0.0) -> list[str]:
     """Fold every indexed Parquet file that has no summary yet; returns warnings.
 
-    Read commands call this; when the lock is busy the backfill is skipped with a warning
-    instead of failing the read.
+    `experiment init` calls this (readers never write the store); when the lock is busy the
+    backfill is skipped with a warning instead of failing the command.
     """
     from tau.evidence.errors import StoreConflict
     from tau.evidence.points import read_file

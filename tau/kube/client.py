@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+from tau import keys
 from tau.kube.errors import (
     AccessError,
     AuthorizationError,
@@ -415,9 +416,9 @@ def _describe(verb: str, resource: Resource, name: str, namespace: str, sub: str
 
 
 def _in_cluster(kubeconfig: str | None, context: str) -> bool:
-    if kubeconfig or context or "KUBERNETES_SERVICE_HOST" not in os.environ:
+    if kubeconfig or context or keys.ENV_KUBERNETES_SERVICE_HOST not in os.environ:
         return False
-    configured = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    configured = [p for p in os.environ.get(keys.ENV_KUBECONFIG, "").split(os.pathsep) if p]
     candidates = configured or [str(Path("~/.kube/config").expanduser())]
     return not any(Path(part).is_file() for part in candidates)
 
@@ -426,7 +427,7 @@ def _default_kubeconfig() -> str:
     """`$KUBECONFIG` (read now, not at import) else ~/.kube/config. Missing entries are skipped
     like kubectl does, but none existing at all is said plainly (the client library would
     blame the context name instead)."""
-    configured = os.environ.get("KUBECONFIG", "")
+    configured = os.environ.get(keys.ENV_KUBECONFIG, "")
     candidates = [part for part in configured.split(os.pathsep) if part]
     if not candidates:
         candidates = [str(Path("~/.kube/config").expanduser())]

@@ -229,7 +229,7 @@ def decoded(text: str, path: str) -> str:
     except (binascii.Error, ValueError):
         raise RuntimeFailure(
             f"the reader's output for {path} is not base64",
-            hint="TAU_HELPER_IMAGE must provide sh and base64 (busybox does)",
+            hint=f"{keys.ENV_HELPER_IMAGE} must provide sh and base64 (busybox does)",
             owner="platform operator",
         ) from None
     return data.decode("utf-8", errors="replace")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau import keys
 from tau.lifecycle import causes
 from tau.lifecycle import objects as o
 from tau.lifecycle.pending import describe, shortfalls
-from tau.lifecycle.snapshot import MULTIKUEUE_CONTROLLER, Snapshot, claim_names
+from tau.lifecycle.snapshot import Snapshot, claim_names
 from tau.run import failures
 from tau.run.failures import IMAGE_OWNER, NODE_OWNER, PLATFORM, QUEUE_OWNER, RESEARCHER
 from tau.run.status import ACTIVE, DONE, PENDING, SKIPPED, WARNING, Phase
@@ -62,7 +63,7 @@ def primary_succeeded(snap: Snapshot) -> bool:
 def is_multikueue_check(snap: Snapshot, check: str) -> bool:
     controller = snap.check_controllers.get(check)
     if controller:
-        return controller == MULTIKUEUE_CONTROLLER
+        return controller == keys.MULTIKUEUE_CONTROLLER
     return check == "multikueue"
 
 
@@ -77,7 +78,7 @@ def multikueue_checks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
 
 def is_multikueue(snap: Snapshot) -> bool:
     for owner in (snap.job, snap.rayjob):
-        if ((owner or {}).get("spec") or {}).get("managedBy") == MULTIKUEUE_CONTROLLER:
+        if ((owner or {}).get("spec") or {}).get("managedBy") == keys.MULTIKUEUE_CONTROLLER:
             return True
     for wl in snap.workloads:
         st = o.status(wl)
@@ -266,7 +267,7 @@ def submitted(snap: Snapshot) -> Phase:
 def kueue_admission(snap: Snapshot) -> Phase:
     name = "Kueue admission"
     if not snap.workloads:
-        hint = "check the kueue.x-k8s.io/queue-name label if this stays empty"
+        hint = f"check the {keys.KUEUE_QUEUE_NAME} label if this stays empty"
         if snap.found:
             return Phase(name, ACTIVE, "waiting for Kueue Workload", hint, QUEUE_OWNER)
         return Phase(name, PENDING, "workload not observed", hint, QUEUE_OWNER)

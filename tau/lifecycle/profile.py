@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tau import keys
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import PODS
 from tau.kube.stream import get_text
 from tau.lifecycle import objects as o
 from tau.lifecycle.snapshot import Snapshot
 
-EXPORTER_SELECTORS = ("app.kubernetes.io/name=dcgm-exporter", "tau.azure.com/gpu-monitoring=true")
+EXPORTER_SELECTORS = ("app.kubernetes.io/name=dcgm-exporter", f"{keys.GPU_MONITORING}=true")
 METRICS_PORT = 9400
 
 

@@ -16,8 +16,7 @@ from typing import Any
 from tau.errors import RuntimeFailure
 from tau.kube import AuthorizationError, ConflictError, KubeClient, KubeError
 from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, RAY_JOBS
-from tau.kube.runtypes import EVENTS, SERVICES
+from tau.kube.resources import EVENTS, JOBS, RAY_JOBS, SERVICES
 from tau.lifecycle import phases as ph
 from tau.lifecycle.classify import diagnose, signature
 from tau.lifecycle.snapshot import Snapshot, collect

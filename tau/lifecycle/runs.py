@@ -16,8 +16,7 @@ from tau import keys
 from tau.errors import RuntimeFailure
 from tau.kube import AuthorizationError, KubeClient, NotFoundError, ObjectLister, Resource
 from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, PODS, RAY_JOBS
-from tau.kube.runtypes import RAY_CLUSTERS, SERVICES
+from tau.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SERVICES
 from tau.lifecycle import objects as o
 
 
@@ -111,7 +110,7 @@ def list_runs(
                     "experimentTracking": bool(annotations.get(keys.EXPERIMENT_SOURCE)),
                     "experimentPath": annotations.get(keys.STELLAR_EXPERIMENT_ID, ""),
                     "executionTarget": "multiKueue"
-                    if (obj.get("spec") or {}).get("managedBy") == "kueue.x-k8s.io/multikueue"
+                    if (obj.get("spec") or {}).get("managedBy") == keys.MULTIKUEUE_CONTROLLER
                     else "singleCluster",
                 }
             )

@@ -15,14 +15,21 @@ from typing import Any
 
 from tau import keys
 from tau.kube import KubeClient, KubeError, NotFoundError
-from tau.kube.resources import JOBS, LOCAL_QUEUES, PODS, RAY_JOBS, WORKLOADS, Resource
-from tau.kube.runtypes import ADMISSION_CHECKS, EVENTS, RESOURCE_CLAIMS
+from tau.kube.resources import (
+    ADMISSION_CHECKS,
+    EVENTS,
+    JOBS,
+    LOCAL_QUEUES,
+    PODS,
+    RAY_JOBS,
+    RESOURCE_CLAIMS,
+    WORKLOADS,
+    Resource,
+)
 from tau.lifecycle.pending import ahead_of
 
-KUEUE_JOB_UID = "kueue.x-k8s.io/job-uid"
 JOB_NAME = "job-name"
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
-VISIBILITY_API = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+VISIBILITY_API = f"/apis/{keys.KUEUE_VISIBILITY_GROUP}/v1beta2"
 
 
 @dataclass
@@ -171,7 +178,9 @@ def _workloads(read: _Reader, snap: Snapshot) -> None:
         if found or owner is None:
             continue
         uid = owner["metadata"].get("uid", "")
-        found = read.list("workloads", WORKLOADS, snap.namespace, f"{KUEUE_JOB_UID}={uid}") or []
+        found = (
+            read.list("workloads", WORKLOADS, snap.namespace, f"{keys.KUEUE_JOB_UID}={uid}") or []
+        )
     snap.workloads = sorted(found, key=lambda w: w["metadata"]["name"])
     names = sorted(
         {

@@ -10,6 +10,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
+from tau import keys
 from tau.api.meta import API_VERSION
 from tau.lifecycle import objects as o
 from tau.lifecycle import pending
@@ -61,8 +62,6 @@ def actions(snap: Snapshot, target: Target) -> list[dict[str, Any]]:
         result = [logs] if _logs_retrievable(snap) else []
         owner = snap.job or snap.rayjob or {}
         annotations = (owner.get("metadata") or {}).get("annotations") or {}
-        from tau import keys
-
         collision = snap.job is not None and snap.rayjob is not None
         if annotations.get(keys.RESULT_PATH) and annotations.get(keys.RESULT_PVC) and not collision:
             result.append(action("results", "Fetch the run's results", ["tau", "run", "get", name]))

@@ -19,8 +19,14 @@ from tau.connection import READINESS, LayerFailure, read_workspace, readiness_pr
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import ConflictError, KubeClient, NotFoundError, UnavailableError
 from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, LOCAL_QUEUES, RAY_JOBS, SECRET_PROVIDER_CLASSES, Resource
-from tau.kube.runtypes import SERVICES
+from tau.kube.resources import (
+    JOBS,
+    LOCAL_QUEUES,
+    RAY_JOBS,
+    SECRET_PROVIDER_CLASSES,
+    SERVICES,
+    Resource,
+)
 from tau.lifecycle.target import Target, interaction
 
 if TYPE_CHECKING:

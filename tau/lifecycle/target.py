@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from tau import keys
 from tau.connection import (
     DescriptorNotFound,
     Interaction,
@@ -61,7 +62,7 @@ class Target:
 
     def kubectl_env(self) -> dict[str, str]:
         """KUBECONFIG for copied kubectl commands (kubectl knows no workspace connection)."""
-        path = self.kubeconfig or os.environ.get("KUBECONFIG", "")
+        path = self.kubeconfig or os.environ.get(keys.ENV_KUBECONFIG, "")
         if path and os.pathsep not in path:
             return {"KUBECONFIG": path}
         return {}

@@ -27,13 +27,7 @@ def compare(
         raise UsageError(f"--direction {direction!r} must be max or min", owner="the user")
     with query.reader(store) as db:
         _, run_ids = query.resolve_target(db, target)
-        marks = ",".join("?" for _ in run_ids) or "''"
-        rows = db.execute(
-            "SELECT s.run_id, s.metric_name, s.latest_value, s.latest_step, r.run_group_id "
-            "FROM metric_summaries s JOIN runs r ON r.run_id = s.run_id "
-            f"WHERE s.run_id IN ({marks})",
-            run_ids,
-        ).fetchall()
+        rows = query.latest_by_group(db, run_ids)
     wanted = metrics or sorted({r["metric_name"] for r in rows})
     result = []
     for metric in wanted:

@@ -39,8 +39,6 @@ class ServerConfig:
     max_runs: int = 200
     # Host names (besides IP literals and localhost) the server answers to; see hostcheck.
     allowed_hosts: tuple[str, ...] = ()
-    # A read-only server (the Portal's) never backfills summaries: reads never write the store.
-    read_only: bool = False
 
 
 def clamp_points(requested: int | None) -> int:
@@ -310,7 +308,6 @@ def _mount_generic(app: FastAPI, base: str, config: ServerConfig) -> None:
             target,
             metrics=metric or None,
             max_points=min(clamp_points(max_points), snapshot.DEFAULT_MAX_POINTS),
-            backfill=not config.read_only,
         )
 
     @app.get(f"{base}/status")
@@ -323,13 +320,10 @@ def _mount_generic(app: FastAPI, base: str, config: ServerConfig) -> None:
 
     @app.get(f"{base}/artifact")
     def artifact(artifact_id: str) -> dict[str, Any]:
-        with query.reader(store) as db:
-            row = db.execute(
-                "SELECT * FROM artifacts WHERE artifact_id=?", (artifact_id,)
-            ).fetchone()
+        row = query.artifact(store, artifact_id)
         if row is None:
             raise ValidationError(f"artifact {artifact_id!r} is not in this store")
-        return dict(row)
+        return row
 
 
 @dataclass(frozen=True)

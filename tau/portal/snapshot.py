@@ -6,7 +6,6 @@ so they can never disagree about what a run logged.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,21 +38,13 @@ def build_snapshot(
     *,
     metrics: list[str] | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
-    backfill: bool = True,
 ) -> dict[str, Any]:
-    if backfill:
-        query.ensure_summaries_quietly(store)
+    """Reads only: a dashboard never writes the store (no summary backfill, no migration)."""
     with query.reader(store) as db:
         target_type, run_ids = query.resolve_target(db, target)
-        marks = ",".join("?" for _ in run_ids) or "''"
-        runs = [
-            dict(r)
-            for r in db.execute(
-                f"SELECT * FROM runs WHERE run_id IN ({marks}) ORDER BY created_at, run_id", run_ids
-            )
-        ]
+        runs = query.runs_by_id(db, run_ids)
         summaries: dict[str, dict[str, Any]] = {}
-        for row in db.execute(f"SELECT * FROM metric_summaries WHERE run_id IN ({marks})", run_ids):
+        for row in query.summary_rows(db, run_ids):
             summaries.setdefault(row["run_id"], {})[row["metric_name"]] = {
                 key: finite_or_none(row[key])
                 for key in (
@@ -68,11 +59,7 @@ def build_snapshot(
                     "max_value",
                 )
             }
-        configs: dict[str, list[Any]] = {}
-        for row in db.execute(
-            f"SELECT run_id, normalized_json FROM configs WHERE run_id IN ({marks})", run_ids
-        ):
-            configs.setdefault(row["run_id"], []).append(json.loads(row["normalized_json"]))
+        configs = query.configs_by_run(db, run_ids)
         tags = query.tags_by_run(db)
     artifacts = [
         {

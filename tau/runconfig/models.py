@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, model_validator
 from pydantic import field_validator as _field_validator
 
+from tau import keys
 from tau.runconfig.fields import DIRECT_ONLY, RESERVED, WORKFLOW_ONLY, spec
 
 ENGINES = ("job", "rayjob")
@@ -237,7 +238,7 @@ class Policy(Block):
     team: str | None = spec(doc="Accounting team (label-safe).")
     lane: str | None = spec(doc="Scheduling lane.", values=LANES)
     gpu_class: str | None = spec(
-        doc="GPU hardware class (node label tau.azure.com/gpu-class).",
+        doc=f"GPU hardware class (node label {keys.GPU_CLASS}).",
         values=GPU_CLASSES,
         aliases=GPU_CLASS_ALIASES,
     )

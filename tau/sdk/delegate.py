@@ -7,9 +7,10 @@ import shutil
 import subprocess
 import sys
 
+from tau import keys
 from tau.errors import RuntimeFailure
 
-TAU_BINARY = "TAU_BINARY"
+TAU_BINARY = keys.ENV_BINARY
 
 
 def tau_command() -> list[str]:

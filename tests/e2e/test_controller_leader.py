@@ -11,7 +11,8 @@ from controller_harness import unique
 
 from tau.controller import leader
 from tau.controller.kubeapi import ControllerClient
-from tau.controller.leader import LEASE_NAME, LEASE_SECONDS, LEASES, LeaderElector
+from tau.controller.leader import LEASE_NAME, LEASE_SECONDS, LeaderElector
+from tau.kube.resources import LEASES
 
 
 class Clock:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
+from tau import keys
 from tau.cli.output import dump_json, print_table
 from tau.errors import UsageError
 from tau.portal.cli.aliases import AliasGroup
@@ -72,9 +73,10 @@ def portal_source(ctx: click.Context) -> Any:
 
 
 def open_store(ctx: click.Context) -> Any:
+    """The store for a read verb: read-only, an older catalogue is refused, never migrated."""
     from tau.evidence import Store
 
-    return Store.open(store_path(ctx))
+    return Store.open(store_path(ctx), migrate=False)
 
 
 def _json(data: Any) -> None:
@@ -121,7 +123,7 @@ def _fmt(value: Any) -> str:
 @click.option(
     "--portal",
     default=DEFAULT_PORTAL_URL,
-    envvar="TAU_PORTAL_URL",
+    envvar=keys.ENV_PORTAL_URL,
     show_default=True,
     metavar="URL",
     help="The Portal serving --workspace (a port-forward to service/tau-portal).",

@@ -17,11 +17,9 @@ from typing import Any
 
 import click
 
+from tau import keys
 from tau.cli.output import dump_json, print_table
 from tau.errors import UsageError
-
-ENV = "TAU_METRICS_OFFLOAD_"
-HISTORY_ENV = "TAU_METRICS_HISTORY"
 
 
 def _duration(value: str, flag: str) -> float:
@@ -44,9 +42,11 @@ def _tags(values: tuple[str, ...], env_text: str) -> dict[str, str]:
         try:
             parsed = json.loads(text)
         except ValueError as error:
-            raise UsageError(f"{ENV}TAGS is not a JSON object ({error})") from None
+            raise UsageError(
+                f"{keys.ENV_METRICS_OFFLOAD_TAGS} is not a JSON object ({error})"
+            ) from None
         if not isinstance(parsed, dict):
-            raise UsageError(f"{ENV}TAGS must be a JSON object of strings")
+            raise UsageError(f"{keys.ENV_METRICS_OFFLOAD_TAGS} must be a JSON object of strings")
         tags.update({str(k): str(v) for k, v in parsed.items()})
     elif text:
         values = (*[part for part in text.split(",") if part.strip()], *values)
@@ -80,20 +80,32 @@ def offload() -> None:
         "completion file appears; then write the terminal tau/run_status point."
     ),
 )
-@click.option("--out", envvar=f"{ENV}OUT", required=True, help="Offloader working directory.")
+@click.option(
+    "--out", envvar=keys.ENV_METRICS_OFFLOAD_OUT, required=True, help="Offloader working directory."
+)
 @click.option("--history", multiple=True, help="JSONL file or glob (repeatable).")
-@click.option("--run", "run_name", envvar=f"{ENV}RUN", required=True, help="Run name.")
-@click.option("--project", envvar=f"{ENV}PROJECT", required=True)
-@click.option("--experiment", envvar=f"{ENV}EXPERIMENT", default="", help="Default: --group.")
-@click.option("--group", envvar=f"{ENV}GROUP", default="default", show_default=True)
-@click.option("--source", envvar=f"{ENV}SOURCE", default="stellar-online", show_default=True)
+@click.option(
+    "--run", "run_name", envvar=keys.ENV_METRICS_OFFLOAD_RUN, required=True, help="Run name."
+)
+@click.option("--project", envvar=keys.ENV_METRICS_OFFLOAD_PROJECT, required=True)
+@click.option(
+    "--experiment", envvar=keys.ENV_METRICS_OFFLOAD_EXPERIMENT, default="", help="Default: --group."
+)
+@click.option(
+    "--group", envvar=keys.ENV_METRICS_OFFLOAD_GROUP, default="default", show_default=True
+)
+@click.option(
+    "--source", envvar=keys.ENV_METRICS_OFFLOAD_SOURCE, default="stellar-online", show_default=True
+)
 @click.option("--tag", "tags", multiple=True, help="KEY=VALUE on every point (repeatable).")
-@click.option("--completion-file", envvar=f"{ENV}COMPLETION_FILE", default="")
+@click.option("--completion-file", envvar=keys.ENV_METRICS_OFFLOAD_COMPLETION_FILE, default="")
 @click.option("--ready-file", default="", help="Written once the offloader is recording.")
 @click.option("--done-file", default="", help="Written once the terminal marker is durable.")
-@click.option("--status-artifact-uri", envvar=f"{ENV}ARTIFACT_URI", default="")
-@click.option("--status-checkpoint-uri", envvar=f"{ENV}CHECKPOINT_URI", default="")
-@click.option("--interval", envvar=f"{ENV}INTERVAL", default="1m", show_default=True)
+@click.option("--status-artifact-uri", envvar=keys.ENV_METRICS_OFFLOAD_ARTIFACT_URI, default="")
+@click.option("--status-checkpoint-uri", envvar=keys.ENV_METRICS_OFFLOAD_CHECKPOINT_URI, default="")
+@click.option(
+    "--interval", envvar=keys.ENV_METRICS_OFFLOAD_INTERVAL, default="1m", show_default=True
+)
 @click.option(
     "--shutdown-wait",
     default="2m",
@@ -117,8 +129,8 @@ def offload() -> None:
 @click.option("--image-digest", default="")
 @click.option("--tau-command", default="")
 @click.option("--result-uri", default="")
-@click.option("--pod", envvar="POD_NAME", default="")
-@click.option("--node", envvar="NODE_NAME", default="")
+@click.option("--pod", envvar=keys.ENV_POD_NAME, default="")
+@click.option("--node", envvar=keys.ENV_NODE_NAME, default="")
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table")
 @click.pass_context
 def metrics(ctx: click.Context, /, **opts: Any) -> None:
@@ -128,9 +140,9 @@ def metrics(ctx: click.Context, /, **opts: Any) -> None:
     from tau.evidence.offload import OffloadConfig, Offloader
     from tau.portal.cli.experiment import store_path
 
-    history = _history(opts["history"], os.environ.get(HISTORY_ENV, ""))
+    history = _history(opts["history"], os.environ.get(keys.ENV_METRICS_HISTORY, ""))
     if not history:
-        raise UsageError(f"offload metrics needs --history (or {HISTORY_ENV})")
+        raise UsageError(f"offload metrics needs --history (or {keys.ENV_METRICS_HISTORY})")
     group = opts["group"] or "default"
     run = ClusterRun(
         name=opts["run_name"],
@@ -156,7 +168,7 @@ def metrics(ctx: click.Context, /, **opts: Any) -> None:
         history=history,
         run=run,
         source=opts["source"],
-        tags=_tags(opts["tags"], os.environ.get(f"{ENV}TAGS", "")),
+        tags=_tags(opts["tags"], os.environ.get(keys.ENV_METRICS_OFFLOAD_TAGS, "")),
         completion_file=_optional_path(opts["completion_file"]),
         ready_file=_optional_path(opts["ready_file"]),
         done_file=_optional_path(opts["done_file"]),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from tau import keys
 from tau.portal.cli.aliases import AliasGroup
 
 
@@ -46,7 +47,7 @@ def portal() -> None:
     "--store",
     type=click.Path(path_type=Path),
     default=None,
-    envvar="TAU_EXP_STORE",
+    envvar=keys.ENV_EXP_STORE,
     help="Workspace experiment store (read-only): Experiments, Stellar and run history.",
 )
 @click.option(

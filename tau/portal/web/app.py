@@ -25,8 +25,16 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from tau.errors import TauError
 from tau.kube import KubeClient, KubeError
 from tau.kube.informer import ObjectCache
-from tau.kube.resources import CLUSTER_QUEUES, JOBS, LOCAL_QUEUES, PODS, RAY_JOBS, WORKLOADS
-from tau.kube.runtypes import EVENTS, NODES
+from tau.kube.resources import (
+    CLUSTER_QUEUES,
+    EVENTS,
+    JOBS,
+    LOCAL_QUEUES,
+    NODES,
+    PODS,
+    RAY_JOBS,
+    WORKLOADS,
+)
 from tau.portal.hostcheck import HostCheckMiddleware, HostPolicy
 from tau.portal.web import detail, nodes, queue, runs
 from tau.portal.web.config import PortalConfig
@@ -248,7 +256,6 @@ class Portal:
                         workspace=self.config.workspace,
                         max_runs=self.config.max_runs,
                         allowed_hosts=self.config.allowed_hosts,
-                        read_only=True,
                     )
                 )
             return self._stellar

@@ -15,11 +15,12 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from tau import keys
 from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
 
-VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
+VISIBILITY_GROUP = keys.KUEUE_VISIBILITY_GROUP
 POLL_SECONDS = 5.0
 FROM_VISIBILITY, COMPUTED = "kueue-visibility", "computed"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tau import keys
 from tau.runconfig.models import (
     GPU_CLASSES,
     LANES,
@@ -84,19 +85,19 @@ class PlacementRules(Base):
         self.placement(policy)
 
     def placement(self, policy: Policy) -> None:
-        selector = (policy.node_selector or {}).get("tau.azure.com/gpu-class")
+        selector = (policy.node_selector or {}).get(keys.GPU_CLASS)
         gpu_class = policy.gpu_class
         if gpu_class in GPU_CLASSES and selector is not None:
             if gpu_class == "any":
                 self.add(
-                    ("policy", "node_selector", "tau.azure.com/gpu-class"),
+                    ("policy", "node_selector", keys.GPU_CLASS),
                     f'gpu_class "any" is unconstrained and cannot be combined with node selector '
-                    f'tau.azure.com/gpu-class="{selector}"',
+                    f'{keys.GPU_CLASS}="{selector}"',
                 )
             elif selector != gpu_class:
                 self.add(
-                    ("policy", "node_selector", "tau.azure.com/gpu-class"),
-                    f'gpu_class "{gpu_class}" requires tau.azure.com/gpu-class="{gpu_class}", '
+                    ("policy", "node_selector", keys.GPU_CLASS),
+                    f'gpu_class "{gpu_class}" requires {keys.GPU_CLASS}="{gpu_class}", '
                     f'but the workload node selector uses "{selector}"',
                 )
         lane, mode = policy.lane, policy.mode
