@@ -164,8 +164,12 @@ def server_side_args(helm: Helm) -> list[str]:
     return []
 
 
-# The components a values switch can leave out of the release (components.<key>.enabled).
-SWITCHED = {"Kueue": "kueue", "KubeRay": "kuberayOperator"}
+# The components a values switch can leave out of the release, by their switch's value path.
+SWITCHED = {
+    "Kueue": "components.kueue.enabled",
+    "KubeRay": "components.kuberayOperator.enabled",
+    "baseline queue": "baselineQueue.enabled",
+}
 DEFAULT_COMPONENTS = (
     "Kueue",
     "KubeRay",
@@ -207,17 +211,24 @@ def disabled_components(opts: InstallOptions) -> set[str]:
     enabled = {name: True for name in SWITCHED}
     for path in opts.values_files:
         data = safeyaml.load(Path(path).read_text()) if Path(path).is_file() else None
-        components = (data or {}).get("components") if isinstance(data, dict) else None
-        for name, key in SWITCHED.items():
-            switch = (components or {}).get(key) if isinstance(components, dict) else None
-            if isinstance(switch, dict) and isinstance(switch.get("enabled"), bool):
-                enabled[name] = switch["enabled"]
+        for name, switch in SWITCHED.items():
+            value = _at(data, switch.split("."))
+            if isinstance(value, bool):
+                enabled[name] = value
     for item in opts.set_values:
         key, _, value = item.partition("=")
         for name, switch in SWITCHED.items():
-            if key.strip() == f"components.{switch}.enabled":
+            if key.strip() == switch:
                 enabled[name] = value.strip().lower() != "false"
     return {name for name, on in enabled.items() if not on}
+
+
+def _at(data: object, path: list[str]) -> object:
+    for part in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
 
 
 _OWNERSHIP = re.compile(

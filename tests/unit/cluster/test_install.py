@@ -337,6 +337,18 @@ def test_the_plan_leaves_out_components_the_values_turn_off(tmp_path):
     assert "Kueue, KubeRay" in default
 
 
+def test_the_plan_leaves_out_the_baseline_queue_the_values_turn_off(tmp_path):
+    """The local cluster's install values: the plane seeds its own baseline queue."""
+    values = tmp_path / "local.yaml"
+    values.write_text(yaml.safe_dump({"baselineQueue": {"enabled": False}}))
+    [components] = [
+        line for line in plan_lines(options(values_files=[str(values)])) if "components:" in line
+    ]
+    assert "baseline queue" not in components and "quota admission guard" in components
+    again = options(values_files=[str(values)], set_values=["baselineQueue.enabled=true"])
+    assert "baseline queue" in next(line for line in plan_lines(again) if "components:" in line)
+
+
 # Helm 3's refusal, as printed against the local cluster's pre-created PriorityClasses.
 HELM_OWNERSHIP = (
     "rendered manifests contain a resource that already exists. Unable to continue with "
