@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from tau import credentials
 
@@ -27,6 +27,9 @@ class Layer(StrEnum):
     FLAG = "CLI flag"
     DERIVED = "derived"
     UNRESOLVED = "unresolved"
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ class Provenance:
 
     entries: dict[str, Resolved] = field(default_factory=dict)
 
-    def record(self, name: str, value: Any, source: Source) -> Any:
+    def record(self, name: str, value: T, source: Source) -> T:
         self.entries[name] = Resolved(value, source)
         return value
 

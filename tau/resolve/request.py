@@ -11,7 +11,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from tau.errors import UsageError
 from tau.resolve.layers import (
@@ -22,30 +22,34 @@ from tau.resolve.layers import (
     resolve_run,
 )
 from tau.resolve.profile import snapshot_profile
+from tau.runconfig.managed import ManagedManifest
 
 if TYPE_CHECKING:
     from tau.resolve.workflow import WorkflowResolution
+    from tau.runconfig.loader import LoadedConfig
+
+R = TypeVar("R", "Resolution", "WorkflowResolution")
 
 
 def resolve_request(
-    loaded: Any,
+    loaded: LoadedConfig,
     overrides: Overrides,
     *,
     project: str = "",
     argv: tuple[str, ...] = (),
     env: Mapping[str, str] | None = None,
 ) -> Resolution | WorkflowResolution:
-    if loaded.is_managed or loaded.config.is_managed_dispatch:
+    if isinstance(loaded.config, ManagedManifest) or loaded.config.is_managed_dispatch:
         from tau.resolve.workflow import resolve_workflow
 
-        resolution = resolve_workflow(
+        workflow = resolve_workflow(
             loaded,
             overrides=overrides,
             descriptor=_descriptor(loaded.base_dir, project),
             code_sha=git_head(loaded.base_dir),
             argv=argv,
         )
-        return _warn_unbound(resolution)
+        return _warn_unbound(workflow)
     refuse_key_vault_flags(overrides)
     resolution = resolve_run(
         ConfigLayer(loaded),
@@ -59,7 +63,7 @@ def resolve_request(
     return _warn_unbound(resolution)
 
 
-def _warn_unbound(resolution: Any) -> Any:
+def _warn_unbound(resolution: R) -> R:
     """Client dry-run reads no registry: `dataset:` references stay as written, said once."""
     from tau.data.binding import unbound_warning
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -44,6 +44,12 @@ from tau.resolve.layers import (
 from tau.resolve.provenance import Layer, Source
 from tau.resolve.provenance import Provenance as ProvenanceTable
 from tau.runconfig import manifest as spec
+from tau.runconfig.managed import ManagedManifest
+
+if TYPE_CHECKING:
+    from tau.runconfig.loader import LoadedConfig
+
+T = TypeVar("T")
 
 RESEARCHER = "researcher (workflow manifest)"
 DEFAULT_PRIORITY = "taugrid-default"
@@ -94,7 +100,7 @@ class Located:
     path: Path
     raw: bytes
     data: dict[str, Any]
-    wrapper: Any  # LoadedConfig of a workflow.file direct config, or None
+    wrapper: LoadedConfig | None  # the direct config whose workflow.file names the manifest
     warnings: list[str]
 
 
@@ -118,7 +124,7 @@ def locate(loaded: Any) -> Located:
             hint="point workflow.file at the SDK-generated manifest (relative to this config)",
         )
     manifest = load(target)
-    if not manifest.is_managed:
+    if not isinstance(manifest.config, ManagedManifest):
         raise ValidationError(
             f"{loaded.path}: workflow.file {target} is not a managed workflow manifest "
             "(schema_version: 1 and no engine)",
@@ -154,7 +160,7 @@ def _leaves(data: Any, prefix: str = "") -> list[str]:
 
 
 def resolve_workflow(
-    loaded: Any,
+    loaded: LoadedConfig,
     *,
     overrides: Overrides = Overrides(),
     descriptor: DescriptorLayer | None = None,
@@ -174,8 +180,16 @@ def _read(path: Path) -> bytes:
 
 class _Resolver:
     def __init__(
-        self, loaded, overrides, descriptor, workspace, code_sha, argv, submission_id, read
-    ):
+        self,
+        loaded: LoadedConfig,
+        overrides: Overrides,
+        descriptor: DescriptorLayer | None,
+        workspace: WorkspaceLayer | None,
+        code_sha: str | None,
+        argv: tuple[str, ...],
+        submission_id: str | None,
+        read: Callable[[Path], bytes],
+    ) -> None:
         self.loaded = loaded
         self.flags: Overrides = overrides
         self.descriptor = descriptor
@@ -193,7 +207,7 @@ class _Resolver:
     def client(self) -> bool:
         return self.flags.dry_run == "client"
 
-    def record(self, name: str, value: Any, source: Source) -> Any:
+    def record(self, name: str, value: T, source: Source) -> T:
         return self.table.record(name, value, source)
 
     def unresolved(self, name: str, placeholder: str, how: str) -> str:
@@ -469,12 +483,13 @@ class _Resolver:
             explicit.append(
                 (manifest.policy.namespace, _where(self.source.path, "policy.namespace"))
             )
-        target = self.workspace.namespace if self.workspace else None
+        workspace = self.workspace
+        target = workspace.namespace if workspace else None
         for value, source in explicit:
-            if target and value != target:
+            if workspace and target and value != target:
                 raise ValidationError(
                     f"namespace {value!r} ({source}) conflicts with TauWorkspace "
-                    f"{self.workspace.name!r} target namespace {target!r}",
+                    f"{workspace.name!r} target namespace {target!r}",
                     hint="remove the override or select the matching workspace",
                     owner=RESEARCHER,
                 )
@@ -489,11 +504,12 @@ class _Resolver:
 
     def queue(self, manifest: spec.Manifest) -> str:
         declared = manifest.policy.queue
-        target = self.workspace.queue if self.workspace else None
-        if declared and target and declared != target:
+        workspace = self.workspace
+        target = workspace.queue if workspace else None
+        if workspace and declared and target and declared != target:
             raise ValidationError(
                 f"queue {declared!r} ({self.source.path} policy.queue) conflicts with "
-                f"TauWorkspace {self.workspace.name!r} LocalQueue {target!r}",
+                f"TauWorkspace {workspace.name!r} LocalQueue {target!r}",
                 owner=RESEARCHER,
             )
         if declared:
