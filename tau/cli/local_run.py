@@ -53,7 +53,7 @@ def routes(name: str | None, local: bool) -> bool:
         return True
     from tau.engine import records
 
-    return bool(name) and records.exists(name)
+    return bool(name and records.exists(name))
 
 
 def run(loaded: Any, *, data_root: str, store: str = "") -> None:
@@ -170,7 +170,7 @@ def get(name: str, *, artifact: str, output: str) -> None:
         return
     found = outputs.listing(run)
     if output == "json":
-        data = {"path": str(found.path), "pvc": "", "entries": found.entries}
+        data: dict[str, Any] = {"path": str(found.path), "pvc": "", "entries": found.entries}
         if found.published is not None:
             data["published"] = found.published
         _out(dump_json(data))

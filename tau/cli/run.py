@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 import typer
@@ -16,6 +17,10 @@ from tau import keys
 from tau.cli.groups import TargetGroup
 from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.errors import UsageError, clean
+
+if TYPE_CHECKING:
+    from tau.runconfig.issues import ConfigIssue
+    from tau.runconfig.reference import Row
 
 DRY_RUN_MODES = ("client", "server")
 
@@ -44,7 +49,7 @@ app = typer.Typer(
 )
 
 
-def config_option() -> typer.models.OptionInfo:
+def config_option() -> Any:  # typer.Option is typed Any so it can default any parameter
     return typer.Option(
         "",
         "-c",
@@ -53,7 +58,7 @@ def config_option() -> typer.models.OptionInfo:
     )
 
 
-def warn(issues: list) -> None:
+def warn(issues: list[ConfigIssue]) -> None:
     for issue in issues:
         click.echo(f"warning: {clean(str(issue))}", err=True)
 
@@ -284,7 +289,7 @@ def explain_config(
     _print_reference(reference.rows())
 
 
-def _print_reference(rows: list) -> None:
+def _print_reference(rows: list[Row]) -> None:
     """kubectl-explain style: one block per field, readable at any terminal width."""
     from rich.console import Console
     from rich.markup import escape
@@ -304,7 +309,7 @@ def _print_reference(rows: list) -> None:
     console.print("\nAs Markdown: tau run explain-config --format markdown")
 
 
-def _values(row) -> str:
+def _values(row: Row) -> str:
     return ("values: " + ", ".join(row.values)) if row.values else ""
 
 

@@ -17,6 +17,8 @@ from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.errors import RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
+    from tau.lifecycle.snapshot import Snapshot
+    from tau.lifecycle.target import Target
     from tau.resolve.layers import Overrides
     from tau.runconfig import LoadedConfig
 
@@ -35,7 +37,7 @@ def _seconds(flag: str, value: str) -> float:
     return seconds
 
 
-def _target(context: str, namespace: str, workspace: str = "", project: str = ""):
+def _target(context: str, namespace: str, workspace: str = "", project: str = "") -> Target:
     from tau.lifecycle.target import resolve
 
     return resolve(context=context, namespace=namespace, workspace=workspace, project=project)
@@ -101,7 +103,7 @@ def status(
     target = _target(context, namespace, workspace, _project(ctx))
     kube = target.client()
 
-    def fetch():
+    def fetch() -> tuple[Snapshot, dict[str, Any]]:
         snap = collect(kube, target.namespace, name)
         profile = None
         if run_profile:
@@ -430,6 +432,7 @@ def resume(
     from tau.resolve.layers import Overrides
     from tau.run.plan import Mode, plan
     from tau.runconfig import load
+    from tau.runconfig.managed import ManagedManifest
 
     if dry_run and dry_run not in ("client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
@@ -439,7 +442,7 @@ def resume(
             raise UsageError("--dry-run applies to cluster runs; a local resume runs at once")
         return local_run.resume(name, config=config, checkpoint=from_, force=force)
     loaded = load(Path(config))
-    if loaded.is_managed or loaded.config.is_managed_dispatch:
+    if isinstance(loaded.config, ManagedManifest) or loaded.config.is_managed_dispatch:
         raise UsageError(
             f"{config}: tau run resume restarts direct run configs; a managed workflow is "
             "resubmitted with `tau run --config` (its trainer resumes from its own checkpoints)"

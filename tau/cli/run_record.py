@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import typer
 
 from tau import keys
 from tau.errors import UsageError
+
+if TYPE_CHECKING:
+    from tau.lifecycle.recording import Sink
 
 RECORD_EPILOG = (
     "\b\nExamples:\n"
@@ -65,7 +69,7 @@ def record(
         )
     every = _seconds("--interval", interval)
     timeout = _seconds("--ingest-timeout", ingest_timeout)
-    sinks: list = []
+    sinks: list[Sink] = []
     if store is not None:
         from tau.portal.lifecycle_sinks import StoreSink
 

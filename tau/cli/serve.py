@@ -229,9 +229,9 @@ def deploy(
     if deployed.mode == "client":
         from tau.cli.dryrun import dump
 
-        note = checkpoint_note(deployed.intent)
-        if note:
-            click.echo(f"note: {note}", err=True)
+        checkpoint_hint = checkpoint_note(deployed.intent)
+        if checkpoint_hint:
+            click.echo(f"note: {checkpoint_hint}", err=True)
         sys.stdout.write(dump(deployed.objects, output))
         return
     for line in success_lines(deployed, context):
