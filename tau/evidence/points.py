@@ -28,21 +28,20 @@ DICTIONARY_COLUMNS = ("project", "run_group_id", "run_id", "metric_name", "unit"
 def arrow_schema() -> pa.Schema:
     import pyarrow as pa
 
-    return pa.schema(
-        [
-            pa.field("project", pa.string(), nullable=False),
-            pa.field("run_group_id", pa.string(), nullable=False),
-            pa.field("run_id", pa.string(), nullable=False),
-            pa.field("metric_name", pa.string(), nullable=False),
-            pa.field("step", pa.int64()),
-            pa.field("wall_time", pa.timestamp("us", tz="UTC")),
-            pa.field("value", pa.float64(), nullable=False),
-            pa.field("unit", pa.string()),
-            pa.field("source", pa.string(), nullable=False),
-            pa.field("split", pa.string()),
-            pa.field("tags", pa.string(), nullable=False),
-        ]
-    )
+    fields: list[pa.Field[Any]] = [
+        pa.field("project", pa.string(), nullable=False),
+        pa.field("run_group_id", pa.string(), nullable=False),
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("metric_name", pa.string(), nullable=False),
+        pa.field("step", pa.int64()),
+        pa.field("wall_time", pa.timestamp("us", tz="UTC")),
+        pa.field("value", pa.float64(), nullable=False),
+        pa.field("unit", pa.string()),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("split", pa.string()),
+        pa.field("tags", pa.string(), nullable=False),
+    ]
+    return pa.schema(fields)
 
 
 def from_rows(rows: list[dict[str, Any]]) -> pa.Table:
@@ -80,7 +79,8 @@ def write_metric_file(
         return MetricFile(file_id, rel_path, table.num_rows, created=False)
     table = table.cast(arrow_schema())
     buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression="zstd", use_dictionary=list(DICTIONARY_COLUMNS))
+    # pyarrow-stubs type use_dictionary as bool; pyarrow also takes the column names.
+    pq.write_table(table, buffer, compression="zstd", use_dictionary=list(DICTIONARY_COLUMNS))  # type: ignore[arg-type]
     data = buffer.getvalue()
     digest = hashlib.sha256(data).hexdigest()
     steps = pc.min_max(table["step"])

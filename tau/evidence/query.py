@@ -11,7 +11,7 @@ import json
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -51,7 +51,7 @@ SUMMARY_FIELDS = {
     "min_step": "min_step",
     "max_step": "max_step",
 }
-_OPS = {
+_OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": lambda a, b: a >= b,
     "<=": lambda a, b: a <= b,
     "!=": lambda a, b: a != b,
@@ -323,10 +323,11 @@ def list_records(
     tags: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     if kind == "runs":
-        return search_runs(
+        runs: list[dict[str, Any]] = search_runs(
             store,
             RunQuery(project=project, group=group, state=state, tags=tags or {}, limit=MAX_LIMIT),
         )["runs"]
+        return runs
     table = {"groups": "run_groups", "experiments": "experiments"}.get(kind)
     if table is None:
         raise UsageError(f"--kind {kind!r} must be runs, groups or experiments", owner="the user")
@@ -447,9 +448,10 @@ def status(store: Store, name: str) -> dict[str, Any]:
         tags = tags_by_run(db)
 
         def count(table: str) -> int:
-            return db.execute(
+            total: int = db.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE run_id IN ({marks})", run_ids
             ).fetchone()[0]
+            return total
 
         obs = db.execute(
             f"SELECT COUNT(*) FROM observations WHERE (scope_type='run' AND scope_id IN ({marks})) "

@@ -44,7 +44,7 @@ def format_wall_time(micros: int | None) -> str | None:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def ordinals(n: int, start: int = 0) -> pa.Array:
+def ordinals(n: int, start: int = 0) -> pa.Array[Any]:
     """start, start + 1, ... as int64, built by Arrow (a Python range costs ~0.2 µs a row)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -74,7 +74,7 @@ def summarize(table: pa.Table) -> dict[str, Summary]:
             "finite": pc.is_finite(table["value"]),
             "ordinal": ordinals(table.num_rows),
         }
-    ).filter(pc.not_equal(names, ""))
+    ).filter(pc.not_equal(names, ""))  # type: ignore[call-overload]  # pyarrow-stubs, as below
     totals = base.group_by("metric_name", use_threads=False).aggregate(
         [
             ("value", "count"),
@@ -93,12 +93,14 @@ def summarize(table: pa.Table) -> dict[str, Summary]:
     # Nulls lose: a step-less row sorts before any stepped one, a time-less before any timed.
     # Grouping keeps input order within a group, so sorting by the keys alone (not the name)
     # makes each group's last row its latest.
+    # pyarrow-stubs type compute operands as Arrow scalars and table columns as arrays;
+    # pyarrow takes Python values and chunked columns.
     keys = pa.table(
         {
-            "has_step": finite["has_step"],
-            "step_key": pc.fill_null(finite["step"], _MIN_INT64),
-            "time_key": pc.fill_null(finite["wall_time"], _MIN_INT64),
-            "ordinal": finite["ordinal"],
+            "has_step": finite["has_step"],  # type: ignore[dict-item]
+            "step_key": pc.fill_null(finite["step"], _MIN_INT64),  # type: ignore[dict-item, type-var]
+            "time_key": pc.fill_null(finite["wall_time"], _MIN_INT64),  # type: ignore[dict-item, type-var]
+            "ordinal": finite["ordinal"],  # type: ignore[dict-item]
         }
     )
     order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
