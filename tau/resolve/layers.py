@@ -15,11 +15,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tau import __version__, keys
 from tau.errors import UsageError, ValidationError
 from tau.render.intent import (
+    Engine,
     Experiment,
     ImageAsset,
     MetricsOffload,
@@ -38,6 +39,8 @@ from tau.render.intent import (
 from tau.resolve.provenance import Layer, Source
 from tau.resolve.provenance import Provenance as ProvenanceTable
 from tau.runconfig.models import PLACEMENT_EQUIVALENT
+
+T = TypeVar("T")
 
 RESEARCHER = "researcher: tau.yaml"
 PLATFORM = "platform team"
@@ -160,10 +163,12 @@ class ConfigLayer:
 
     @property
     def config_hash(self) -> str:
-        return self.loaded.config_hash
+        config_hash: str = self.loaded.config_hash
+        return config_hash
 
     def is_set(self, dotted: str) -> bool:
-        return self.loaded.is_set(dotted)
+        is_set: bool = self.loaded.is_set(dotted)
+        return is_set
 
     def source(self, dotted: str) -> Source:
         where = self.loaded.where(dotted)
@@ -273,13 +278,13 @@ class _Resolver:
             node = getattr(node, part, None) if node is not None else None
         return node
 
-    def record(self, name: str, value: Any, source: Source) -> Any:
+    def record(self, name: str, value: T, source: Source) -> T:
         return self.table.record(name, value, source)
 
     def resolve_restricted(self) -> bool:
         """runtime.security.mode, else restricted when the workspace namespace enforces Pod
         Security `restricted` (its pods would be refused otherwise)."""
-        mode = self.get("runtime.security.mode")
+        mode: str | None = self.get("runtime.security.mode")
         if mode:
             self.record("runtime.security.mode", mode, self.file("runtime.security.mode"))
             return mode == "restricted"
@@ -399,7 +404,7 @@ class _Resolver:
     def resolve_name(self) -> str:
         if self.flags.run_name:
             return self.record("name", self.flags.run_name, self.flag("TARGET name"))
-        name = self.model.run_name
+        name: str | None = self.model.run_name
         if not name:
             raise ValidationError(
                 f"{self.config.path}: name is required",
@@ -409,8 +414,8 @@ class _Resolver:
         dotted = "run.name" if self.get("run.name") else "name"
         return self.record("name", name, self.file(dotted))
 
-    def resolve_engine(self) -> str:
-        engine = self.model.engine_value
+    def resolve_engine(self) -> Engine:
+        engine: Engine = self.model.engine_value
         for dotted in (
             "run.engine",
             "engine",
@@ -463,12 +468,13 @@ class _Resolver:
             explicit.append((self.flags.namespace, self.flag("-n/--namespace")))
         if self.get("policy.namespace"):
             explicit.append((self.get("policy.namespace"), self.file("policy.namespace")))
-        target = self.workspace.namespace if self.workspace else None
+        workspace = self.workspace
+        target = workspace.namespace if workspace else None
         for value, source in explicit:
-            if target and value != target:
+            if workspace and target and value != target:
                 raise ValidationError(
                     f"namespace {value!r} ({source}) conflicts with TauWorkspace "
-                    f"{self.workspace.name!r} target namespace {target!r}",
+                    f"{workspace.name!r} target namespace {target!r}",
                     hint="remove the override or select the matching workspace",
                     owner=RESEARCHER,
                 )
@@ -602,11 +608,8 @@ class _Resolver:
         """The extended resource GPU workers request: whole GPUs, or the MIG slice named."""
         compute = self.model.compute
         if compute is not None and compute.mig_profile:
-            return self.record(
-                "compute.gpu_resource",
-                keys.NVIDIA_MIG_PREFIX + compute.mig_profile,
-                self.file("compute.mig_profile"),
-            )
+            resource: str = keys.NVIDIA_MIG_PREFIX + compute.mig_profile
+            return self.record("compute.gpu_resource", resource, self.file("compute.mig_profile"))
         return keys.NVIDIA_GPU
 
     def resolve_queue(self) -> str:
@@ -764,7 +767,7 @@ class _Resolver:
         return Resources(**values)
 
     def resolve_image(self, engine: str, gpus_per_worker: int) -> str:
-        image = self.model.image_value
+        image: str | None = self.model.image_value
         if image:
             for dotted in ("runtime.image", "run.image", "image"):
                 if self.get(dotted):
@@ -802,7 +805,7 @@ class _Resolver:
     def resolve_ttl(self, engine: str) -> int:
         if engine != "job":
             return DEFAULT_TTL_SECONDS
-        value = self.get("run.ttl_seconds_after_finished")
+        value: int | None = self.get("run.ttl_seconds_after_finished")
         if value is not None:
             return self.record(
                 "ttl_seconds_after_finished", value, self.file("run.ttl_seconds_after_finished")
@@ -833,13 +836,18 @@ class _Resolver:
         return volumes, mounts
 
     def resolve_output(self, name: str, data_mounted: bool) -> str | None:
-        output = self.get("storage.output")
+        output: str | None = self.get("storage.output")
         if output:
-            root = self.workspace.output_root if self.workspace else None
-            if root and not (output == root or output.startswith(root.rstrip("/") + "/")):
+            workspace = self.workspace
+            root = workspace.output_root if workspace else None
+            if (
+                workspace
+                and root
+                and not (output == root or output.startswith(root.rstrip("/") + "/"))
+            ):
                 raise ValidationError(
                     f"storage.output {output!r} is outside TauWorkspace "
-                    f"{self.workspace.name!r} output root {root!r}",
+                    f"{workspace.name!r} output root {root!r}",
                     owner=RESEARCHER,
                 )
             return self.record("storage.output", output, self.file("storage.output"))
