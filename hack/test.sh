@@ -17,6 +17,7 @@ for setup in hack/setup/*.sh; do
   "$setup"
 done
 ruff check .
+mypy
 # Three workers: the suites that need a local cluster form two units, each on its own worker
 # with its own cluster, and everything else runs on the third (scheduled in tests/conftest.py);
 # the slowest tests are listed at the end. TAU_TEST_WORKERS=0 runs everything in one process.
