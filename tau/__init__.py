@@ -6,11 +6,7 @@ and imported on first use, so `import tau` stays light for the CLI.
 
 from typing import Any
 
-# The one version of the distribution: the tau CLI and wheel, the chart (charts/taugrid
-# Chart.yaml version and appVersion, and its first-party sub-charts; tests keep them equal), the
-# image tags the chart pulls by default, `tau cluster install --version` and Pulumi's
-# taugrid_version default.
-__version__ = "0.3.2"
+from tau.version import __version__ as __version__
 
 _SDK = (
     "Ctx",

@@ -371,7 +371,7 @@ class Run:
 
 
 def _version() -> str:
-    from tau import __version__
+    from tau.version import __version__
 
     return __version__
 

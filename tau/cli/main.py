@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import click
 
-from tau import __version__, keys
+from tau import keys
 from tau.errors import EXIT_RUNTIME, EXIT_USAGE, TauError, clean
+from tau.version import __version__
 
 # The only roots that may ever exist, in help order.
 PUBLIC_ROOTS = ("cluster", "workspace", "run", "logs", "serve", "data", "python", "version")

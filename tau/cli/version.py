@@ -6,7 +6,7 @@ import platform
 
 import typer
 
-from tau import __version__
+from tau.version import __version__
 
 app = typer.Typer(rich_markup_mode=None, add_completion=False)
 

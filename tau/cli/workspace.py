@@ -117,9 +117,9 @@ def connection(
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
-    from tau import __version__
     from tau.api.connection import check_tau_version
     from tau.connection import discover_connection
+    from tau.version import __version__
 
     start, descriptor_path = ".", None
     if path:
@@ -223,7 +223,6 @@ def connection_assign(
     replace: bool = typer.Option(False, "--replace", help="Replace an existing assignment."),
 ) -> None:
     """Store a connection for this checkout only (when no descriptor is checked in)."""
-    from tau import __version__
     from tau.api.connection import validate_descriptor
     from tau.connection import (
         DescriptorNotFound,
@@ -232,6 +231,7 @@ def connection_assign(
         find_repository,
         save_assignment,
     )
+    from tau.version import __version__
 
     repository = find_repository(".")
     try:

@@ -19,8 +19,9 @@ from typing import Any
 
 import yaml
 
-from tau import __version__, safeyaml
+from tau import safeyaml
 from tau.errors import ValidationError
+from tau.version import __version__
 
 DEFAULT_CHART = "oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid"
 DEFAULT_CHART_VERSION = __version__

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tau import __version__
 from tau.api.connection import WorkspaceConnection, check_tau_version
 from tau.connection import kubeconfig as kubeconfigs
 from tau.connection import localstate
@@ -29,6 +28,7 @@ from tau.connection.verify import LiveWorkspace, verify_live
 from tau.errors import RuntimeFailure, UsageError
 from tau.keys import ENV_REVALIDATION_TIMEOUT
 from tau.kube import KubeClient, UnavailableError
+from tau.version import __version__
 
 DEFAULT_REVALIDATION_TIMEOUT = 30.0
 

@@ -23,9 +23,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tau import __version__, keys
+from tau import keys
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
+from tau.version import __version__
 
 MESSAGE_LIMIT = 512
 TERMINAL = ("succeeded", "failed", "cancelled")

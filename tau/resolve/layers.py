@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tau import __version__, keys
+from tau import keys
 from tau.errors import UsageError, ValidationError
 from tau.render.intent import (
     Engine,
@@ -39,6 +39,7 @@ from tau.render.intent import (
 from tau.resolve.provenance import Layer, Source
 from tau.resolve.provenance import Provenance as ProvenanceTable
 from tau.runconfig.models import PLACEMENT_EQUIVALENT
+from tau.version import __version__
 
 T = TypeVar("T")
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from tau import __version__
 from tau.errors import UsageError
 from tau.sdk import handles as h
 from tau.sdk.serve import ServeHandle
+from tau.version import __version__
 
 BUILD_FILE = "build.json"
 KIND = "tau.python.build"

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tau import __version__, atomicfile
+from tau import atomicfile
 from tau.api.connection import DESCRIPTOR_PATH, SCHEMA, AksResourceID
 from tau.api.workspace import RESEARCHER_ROLE, WORKSPACE_RBAC
 from tau.connection import parse_descriptor_text
 from tau.errors import UsageError
+from tau.version import __version__
 
 
 @dataclass(frozen=True)

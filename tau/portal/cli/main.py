@@ -11,13 +11,13 @@ import sys
 
 import click
 
-from tau import __version__
 from tau.cli.main import run
 from tau.portal.cli.aliases import AliasGroup
 from tau.portal.cli.experiment import experiment
 from tau.portal.cli.kusto import kusto
 from tau.portal.cli.offload import offload
 from tau.portal.cli.portal import portal
+from tau.version import __version__
 
 cli = AliasGroup(
     name="taugrid-portal",
