@@ -2,11 +2,13 @@
 
 Every writer (track, JSONL import, the stellar logger, the local engine) produces an Arrow
 table with exactly these columns, so readers, summaries and exports see one shape. pyarrow
-is imported lazily: commands that never touch metrics stay fast.
+is imported lazily: commands that never touch metrics stay fast. A written file is folded
+into its run's summaries at once; `ensure_summaries` folds the files that have none yet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 from dataclasses import dataclass
@@ -14,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tau.evidence import atomic, paths, schema, summaries
-from tau.evidence.errors import StoreCorrupt
-from tau.evidence.store import Transaction, now
+from tau.evidence.errors import StoreConflict, StoreCorrupt
+from tau.evidence.store import Store, Transaction, now
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -128,3 +130,39 @@ def read_stored(
             hint="restore the store directory from a copy (taugrid-portal experiment export)",
             owner="the store's owner",
         ) from None
+
+
+def ensure_summaries(store: Store, *, lock_wait: float = 0.0) -> list[str]:
+    """Fold every indexed Parquet file that has no summary yet; returns warnings.
+
+    `experiment init` calls this (readers never write the store); when the lock is busy the
+    backfill is skipped with a warning instead of failing the command.
+    """
+    warnings: list[str] = []
+    with contextlib.closing(store.connect(readonly=True)) as db:
+        pending = db.execute(
+            "SELECT f.file_id, f.path, f.format, f.run_id FROM metric_files f "
+            "LEFT JOIN metric_summary_files s ON s.file_id = f.file_id "
+            "WHERE s.file_id IS NULL"
+        ).fetchall()
+    if not pending:
+        return warnings
+    try:
+        with store.mutate(lock_wait=lock_wait) as txn:
+            for row in pending:
+                if row["format"] != "parquet":
+                    warnings.append(
+                        f"metric file {row['file_id']}: format {row['format']!r} skipped"
+                    )
+                    continue
+                try:
+                    table = read_file(store.root / row["path"])
+                except Exception as error:  # an unreadable file must not block every reader
+                    warnings.append(f"metric file {row['file_id']} unreadable: {error}")
+                    continue
+                summaries.fold(
+                    txn, summaries.summarize(table), file_id=row["file_id"], run_id=row["run_id"]
+                )
+    except StoreConflict:
+        warnings.append("summary backfill skipped: the store is locked by another writer")
+    return warnings

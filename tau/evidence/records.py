@@ -16,8 +16,8 @@ from tau.errors import ValidationError
 from tau.evidence import schema
 from tau.evidence.errors import StoreConflict
 from tau.evidence.ids import check_id
+from tau.evidence.points import ensure_summaries
 from tau.evidence.store import Store, Transaction, now, request_hash
-from tau.evidence.summaries import ensure_summaries
 
 STATE_RANK = {"pending": 1, "queued": 1, "running": 2}
 TERMINAL_STATES = ("succeeded", "completed", "failed", "cancelled")

@@ -8,12 +8,11 @@ write or a second backfill never double-counts.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from tau.evidence.store import Store, Transaction, now
+from tau.evidence.store import Transaction, now
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -186,40 +185,3 @@ def fold(txn: Transaction, found: dict[str, Summary], *, file_id: str, run_id: s
         (file_id, run_id, stamp),
     )
     return True
-
-
-def ensure_summaries(store: Store, *, lock_wait: float = 0.0) -> list[str]:
-    """Fold every indexed Parquet file that has no summary yet; returns warnings.
-
-    `experiment init` calls this (readers never write the store); when the lock is busy the
-    backfill is skipped with a warning instead of failing the command.
-    """
-    from tau.evidence.errors import StoreConflict
-    from tau.evidence.points import read_file
-
-    warnings: list[str] = []
-    with contextlib.closing(store.connect(readonly=True)) as db:
-        pending = db.execute(
-            "SELECT f.file_id, f.path, f.format, f.run_id FROM metric_files f "
-            "LEFT JOIN metric_summary_files s ON s.file_id = f.file_id "
-            "WHERE s.file_id IS NULL"
-        ).fetchall()
-    if not pending:
-        return warnings
-    try:
-        with store.mutate(lock_wait=lock_wait) as txn:
-            for row in pending:
-                if row["format"] != "parquet":
-                    warnings.append(
-                        f"metric file {row['file_id']}: format {row['format']!r} skipped"
-                    )
-                    continue
-                try:
-                    table = read_file(store.root / row["path"])
-                except Exception as error:  # an unreadable file must not block every reader
-                    warnings.append(f"metric file {row['file_id']} unreadable: {error}")
-                    continue
-                fold(txn, summarize(table), file_id=row["file_id"], run_id=row["run_id"])
-    except StoreConflict:
-        warnings.append("summary backfill skipped: the store is locked by another writer")
-    return warnings

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tau.evidence import RunRecord, Store, TrackRequest, init_experiment, track_run
-from tau.evidence.points import from_rows, write_metric_file
-from tau.evidence.summaries import ensure_summaries, fold, summarize
+from tau.evidence.points import ensure_summaries, from_rows, write_metric_file
+from tau.evidence.summaries import fold, summarize
 
 from .helpers import rows
 
