@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import posixpath
 import shlex
 import tempfile
@@ -32,10 +31,10 @@ from typing import Any
 from tau import keys
 from tau.data import layout
 from tau.data.root import ANY, Conflict, DirectoryRoot, Exists, FileStat, Missing, Scope
-from tau.errors import RuntimeFailure, UsageError
+from tau.errors import RuntimeFailure
 from tau.kube import AuthorizationError, KubeClient
+from tau.kube.helperpod import READER_TTL, placement, run_job_pod
 from tau.kube.resources import PERSISTENT_VOLUME_CLAIMS
-from tau.lifecycle.artifacts import READER_IMAGE, READER_TTL, run_job_pod
 
 UID = 65532
 # The kernel caps one environment string at 128 KiB; chunks stay well below it.
@@ -353,35 +352,6 @@ class PodRoot:
                 owner=STORAGE,
             )
         return done
-
-
-def placement(env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Image, nodeSelector and tolerations of helper pods from the platform's env knobs."""
-    env = dict(os.environ if env is None else env)
-    out: dict[str, Any] = {"image": env.get(keys.ENV_HELPER_IMAGE) or READER_IMAGE}
-    selector = {}
-    for item in filter(None, (env.get(keys.ENV_HELPER_NODE_SELECTOR) or "").split(",")):
-        key, sep, value = item.strip().partition("=")
-        if not sep or not key:
-            raise UsageError(f"{keys.ENV_HELPER_NODE_SELECTOR}: {item!r} is not key=value")
-        selector[key] = value
-    if selector:
-        out["nodeSelector"] = selector
-    tolerations = []
-    for item in filter(None, (env.get(keys.ENV_HELPER_TOLERATIONS) or "").split(",")):
-        match, _, effect = item.strip().rpartition(":")
-        key, sep, value = match.partition("=")
-        if not key or not effect:
-            raise UsageError(
-                f"{keys.ENV_HELPER_TOLERATIONS}: {item!r} is not key=value:Effect or key:Effect"
-            )
-        toleration = {"key": key, "operator": "Equal" if sep else "Exists", "effect": effect}
-        if sep:
-            toleration["value"] = value
-        tolerations.append(toleration)
-    if tolerations:
-        out["tolerations"] = tolerations
-    return out
 
 
 def helper_job(

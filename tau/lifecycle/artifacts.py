@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -25,15 +24,12 @@ from typing import Any
 from tau import keys
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import KubeClient, KubeError
-from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, PODS, RAY_JOBS
-from tau.kube.stream import pod_log, watch
+from tau.kube.helperpod import READER_TTL, placement, run_job_pod
+from tau.kube.resources import JOBS, RAY_JOBS
 from tau.run.results import inside
 
-READER_IMAGE = "busybox:1.36.1"
 MARKER = ".tau-artifacts-complete"
 READER_TIMEOUT = 120.0
-READER_TTL = 300
 
 
 @dataclass(frozen=True)
@@ -91,8 +87,6 @@ def is_directory(path: str) -> bool:
 
 def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> dict[str, Any]:
     """The reader, its pod placed like every helper pod (the platform's TAU_HELPER_* knobs)."""
-    from tau.data.podroot import placement
-
     where = placement()
     restricted = {
         "allowPrivilegeEscalation": False,
@@ -137,35 +131,6 @@ def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }
-
-
-def run_job_pod(
-    kube: KubeClient, namespace: str, job: dict[str, Any], *, container: str, timeout: float
-) -> tuple[str, list[str]] | None:
-    """Create a one-pod Job, wait for its pod to end, read `container`'s log, delete both.
-
-    (terminal phase, log lines), or None when the pod has not ended within `timeout`: the
-    caller names what it was waiting for."""
-    name = job["metadata"]["name"]
-    kube.create(JOBS, job, namespace)
-    try:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for event in watch(
-                kube,
-                PODS,
-                namespace,
-                label_selector=f"{keys.JOB_NAME_LABEL}={name}",
-                timeout_seconds=10,
-            ):
-                obj = event.get("object") or {}
-                phase = (obj.get("status") or {}).get("phase", "")
-                if phase in ("Succeeded", "Failed"):
-                    pod = (obj.get("metadata") or {}).get("name", "")
-                    return phase, list(pod_log(kube, namespace, pod, container=container))
-        return None
-    finally:
-        delete(kube, JOBS, name, namespace, propagation="Foreground")
 
 
 def read_with_job(kube: KubeClient, namespace: str, job: dict[str, Any]) -> str:
