@@ -17,8 +17,8 @@ from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.errors import RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
+    from tau.connection import Target
     from tau.lifecycle.snapshot import Snapshot
-    from tau.lifecycle.target import Target
     from tau.resolve.layers import Overrides
     from tau.runconfig import LoadedConfig
 
@@ -38,9 +38,11 @@ def _seconds(flag: str, value: str) -> float:
 
 
 def _target(context: str, namespace: str, workspace: str = "", project: str = "") -> Target:
-    from tau.lifecycle.target import resolve
+    from tau.connection import resolve_target
 
-    return resolve(context=context, namespace=namespace, workspace=workspace, project=project)
+    return resolve_target(
+        context=context, namespace=namespace, workspace=workspace, project=project
+    )
 
 
 def _say(text: str) -> None:
@@ -254,8 +256,8 @@ def discover_logs(
     """`tau logs`: with no route flags, search the connected workspace then cached ones."""
     if local_run.routes(name, False):
         return local_run.logs(name, opts)
+    from tau.connection import cached_targets
     from tau.lifecycle.logs import discover, streams, write_logs
-    from tau.lifecycle.target import cached_targets
 
     if context or namespace or workspace:
         target = _target(context, namespace, workspace)

@@ -572,8 +572,8 @@ def quota_show(
 
     Without --context, a workspace connected on this machine is reached through its own
     kubeconfig and system namespace, as `tau run` reaches it."""
+    from tau.connection import cached_route
     from tau.kube import KubeClient
-    from tau.lifecycle.target import cached_route
     from tau.workspace.authoring import quota_view
     from tau.workspace.inspect import get_workspace
 

@@ -5,7 +5,7 @@ the checked-in descriptor and the repository boundary (`descriptor`), the monore
 (`catalog`), the ordered discovery of a project's contract (`discovery`), local state under
 the Tau config dir — pins, assignments, readiness evidence (`localstate`) — isolated
 kubeconfigs (`kubeconfig`, `aks`), and live verification against the TauWorkspace
-(`verify`, `connect`).
+(`verify`, `connect`), and the route a command takes to a run's cluster (`target`).
 
 Code outside this package imports these names from `tau.connection` only (the import-graph
 test enforces it). Importing it stays cheap: `tau.kube` loads the Kubernetes client on first
@@ -53,6 +53,13 @@ from tau.connection.localstate import (
     save_assignment,
     state_path,
 )
+from tau.connection.target import (
+    Target,
+    cached_route,
+    cached_targets,
+    resolve_target,
+    terminal_interaction,
+)
 from tau.connection.verify import (
     AUTHORIZATION,
     PLATFORM,
@@ -85,8 +92,11 @@ __all__ = [
     "Project",
     "Repository",
     "ReviewRequired",
+    "Target",
     "active_workspace",
     "cached_connections",
+    "cached_route",
+    "cached_targets",
     "check_workspace_binding",
     "clear_assignment",
     "cluster_user_kubeconfig",
@@ -110,10 +120,12 @@ __all__ = [
     "project_targets",
     "read_workspace",
     "readiness_problem",
+    "resolve_target",
     "save_assignment",
     "select_lifecycle_project",
     "select_project",
     "state_path",
+    "terminal_interaction",
     "verify_live",
     "workspace_objects",
 ]

@@ -32,9 +32,9 @@ def open_root(
 ) -> Root:
     """`cluster_flags`: the cluster-selecting flags typed on the command line."""
     if registry in ("", PVC):
-        from tau.lifecycle.target import resolve
+        from tau.connection import resolve_target
 
-        target = resolve(context=context, namespace=namespace)
+        target = resolve_target(context=context, namespace=namespace)
         return pvc_root(target.client(), target.namespace, pvc, scope)
     if registry.startswith("file://"):
         directory = registry[len("file://") :]

@@ -15,12 +15,12 @@ from typing import Any
 import click
 
 from tau import keys
+from tau.connection import Target
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS, Resource
 from tau.kube.stream import exec_output, pod_log
 from tau.lifecycle import objects as o
-from tau.lifecycle.target import Target
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from typing import Any
 
 from tau import keys
 from tau.api.meta import API_VERSION
+from tau.connection import Target
 from tau.lifecycle import objects as o
 from tau.lifecycle import pending
 from tau.lifecycle import phases as ph
 from tau.lifecycle.classify import diagnose
 from tau.lifecycle.snapshot import Snapshot
-from tau.lifecycle.target import Target
 
 
 def quote(arg: str) -> str:

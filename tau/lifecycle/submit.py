@@ -15,7 +15,18 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tau import keys
-from tau.connection import READINESS, LayerFailure, read_workspace, readiness_problem
+from tau.connection import (
+    READINESS,
+    DescriptorNotFound,
+    LayerFailure,
+    Target,
+    active_workspace,
+    connect,
+    discover_connection,
+    read_workspace,
+    readiness_problem,
+    terminal_interaction,
+)
 from tau.errors import RuntimeFailure, UsageError
 from tau.kube import ConflictError, KubeClient, NotFoundError, UnavailableError
 from tau.kube.deletion import delete
@@ -27,7 +38,6 @@ from tau.kube.resources import (
     SERVICES,
     Resource,
 )
-from tau.lifecycle.target import Target, interaction
 
 if TYPE_CHECKING:
     from tau.resolve.layers import WorkspaceLayer
@@ -120,12 +130,6 @@ def _connect(
     controller's marker, else its only workspace) is the one the platform guide's smoke run
     uses, unless --workspace or policy.workspace names another.
     """
-    from tau.connection import (
-        DescriptorNotFound,
-        active_workspace,
-        connect,
-        discover_connection,
-    )
     from tau.resolve.layers import DescriptorLayer
 
     try:
@@ -148,7 +152,7 @@ def _connect(
             workspace = active_workspace(kube, system_namespace, choose_with="--workspace")
         target = Target(None, overrides.context, "", workspace, "--context")
         return kube, target, None, workspace, ""
-    conn = connect(source, interaction(), use_cache=True)
+    conn = connect(source, terminal_interaction(), use_cache=True)
     descriptor = source.descriptor
     layer = DescriptorLayer(source.shown, descriptor.workspace, descriptor.context_name)
     context = overrides.context or conn.context

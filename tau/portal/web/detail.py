@@ -11,12 +11,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from tau import keys
+from tau.connection import Target
 from tau.kube import InvalidError, KubeError
 from tau.kube.stream import pod_log
 from tau.lifecycle import objects as o
 from tau.lifecycle import status as lifecycle_status
 from tau.lifecycle.snapshot import Snapshot, collect
-from tau.lifecycle.target import Target
 
 MAX_LOG_PODS = 4
 MAX_TAIL = 1000

@@ -72,9 +72,9 @@ def test_quickstart_runs_locally_and_everything_about_it_can_be_read_back(local)
 
 def test_status_json_has_every_field_of_the_cluster_document(local):
     """Same shape as `tau run status` on a cluster: consumers need not care where it ran."""
+    from tau.connection import Target
     from tau.lifecycle.snapshot import Snapshot
     from tau.lifecycle.status import document
-    from tau.lifecycle.target import Target
 
     result = local.tau("run", "train", "--local", cwd=QUICKSTART)
     assert result.returncode == 0, result.stderr

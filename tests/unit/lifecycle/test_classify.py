@@ -6,12 +6,12 @@ import copy
 
 import pytest
 
+from tau.connection import Target
 from tau.errors import RuntimeFailure
 from tau.lifecycle import status as st
 from tau.lifecycle.classify import classify, diagnose, signature
 from tau.lifecycle.history import history
 from tau.lifecycle.resume import preflight
-from tau.lifecycle.target import Target
 from tau.run.failures import Failure, backoff, format_duration, resume_env, retry_env
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tau.connection import Target
 from tau.lifecycle.submit import Submitted, next_steps
-from tau.lifecycle.target import Target
 
 CONNECTED = Target("/k/research.yaml", "research-cluster", "research", "ml", "connection")
 ROUTE = "--workspace ml --namespace research"

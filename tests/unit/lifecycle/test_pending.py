@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
+from tau.connection import Target
 from tau.lifecycle import pending
 from tau.lifecycle import status as st
-from tau.lifecycle.target import Target
 
 CONNECTED = Target("/k/research.yaml", "research-cluster", "research", "ml", "connection", "sys")
 

@@ -7,8 +7,8 @@ import json
 
 from rich.console import Console
 
+from tau.connection import Target
 from tau.lifecycle import status as st
-from tau.lifecycle.target import Target
 
 TARGET = Target("/home/r/.config/tau/kubeconfigs/research.yaml", "research'admin", "research")
 

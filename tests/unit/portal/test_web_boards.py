@@ -6,10 +6,10 @@ import copy
 import sqlite3
 from pathlib import Path
 
+from tau.connection import Target
 from tau.evidence import init_experiment, lifecycle
 from tau.lifecycle import status as lifecycle_status
 from tau.lifecycle.snapshot import Snapshot
-from tau.lifecycle.target import Target
 from tau.portal.web import nodes, queue, runs
 from tau.portal.web.config import PortalConfig
 

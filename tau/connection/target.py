@@ -1,4 +1,6 @@
-"""Where a lifecycle verb looks for a run: which kubeconfig, context and namespace.
+"""Where a command reaches a run's cluster: which kubeconfig, context and namespace.
+
+Lifecycle verbs, `tau data` and the Portal's run detail all take this route.
 
 Order: explicit `--context`/`-n` → `--workspace` (a cached connection) → the repository's
 workspace connection → the kubeconfig's current context. The result also says how to
@@ -16,13 +18,10 @@ from pathlib import Path
 import click
 
 from tau import keys
-from tau.connection import (
-    DescriptorNotFound,
-    Interaction,
-    cached_connections,
-    ensure_connection,
-    load_merged,
-)
+from tau.connection.connect import Interaction, ensure_connection
+from tau.connection.descriptor import DescriptorNotFound
+from tau.connection.kubeconfig import load_merged
+from tau.connection.localstate import cached_connections
 from tau.errors import TauError, UsageError
 from tau.kube import KubeClient
 
@@ -68,7 +67,7 @@ class Target:
         return {}
 
 
-def interaction() -> Interaction:
+def terminal_interaction() -> Interaction:
     def ask(question: str) -> str:
         answer: str = click.prompt(question, default="", show_default=False, err=True)
         return answer
@@ -93,7 +92,7 @@ def _context_namespace(kubeconfig: str | None, context: str) -> str:
     return "default"
 
 
-def resolve(
+def resolve_target(
     *,
     context: str = "",
     namespace: str = "",
@@ -118,7 +117,7 @@ def resolve(
                 cached.system_namespace,
             )
     try:
-        conn = ensure_connection(start, project=project, interaction=interaction())
+        conn = ensure_connection(start, project=project, interaction=terminal_interaction())
     except DescriptorNotFound:
         if workspace:
             raise UsageError(
