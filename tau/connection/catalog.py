@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from tau.api.connection import DESCRIPTOR_PATH
 from tau.connection.descriptor import Repository, is_within, load_descriptor
 from tau.connection.yamlstrict import StrictYamlError, load_one
 from tau.errors import TauError, UsageError, ValidationError
@@ -20,8 +21,10 @@ CATALOG_FILE = "tau.projects.yaml"
 CATALOG_SCHEMA = "tau.projects.v1"
 OWNER = "repository maintainers (tau.projects.yaml)"
 SMOKE = "smoke"
+# tau.runconfig.discovery.DEFAULT_NAMES; not imported, since that loads the whole run-config
+# package for commands that never read a run config.
 DEFAULT_CONFIGS = ("tau.yaml", "tau.yml", ".tau.yaml")
-CONNECTION_FILE = "workspace.connection.yaml"
+DESCRIPTOR_NAME = PurePosixPath(DESCRIPTOR_PATH).name
 
 _PROJECT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -193,7 +196,7 @@ def project_targets(project: Project) -> dict[str, Path]:
     if not folder.is_dir():
         return found
     for entry in sorted(folder.iterdir()):
-        if entry.suffix not in (".yaml", ".yml") or entry.name == CONNECTION_FILE:
+        if entry.suffix not in (".yaml", ".yml") or entry.name == DESCRIPTOR_NAME:
             continue
         if not entry.is_file() or not is_within(entry.resolve(), project.root.resolve()):
             continue
