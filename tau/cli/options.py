@@ -1,4 +1,4 @@
-"""Flags shared by cluster-touching commands, defined once so their help and env are uniform."""
+"""Flags shared by cluster-touching commands, defined once so their help, env and parsing agree."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from tau import keys
+from tau.errors import UsageError
 
 
 def context_option() -> Any:
@@ -29,3 +30,16 @@ def workspace_option() -> Any:
         "--workspace",
         help="TauWorkspace whose defaults and connection to use.",
     )
+
+
+def duration_seconds(flag: str, value: str) -> float:
+    """A duration flag in seconds: a bare number, or a duration such as 2s or 1m."""
+    from tau.runconfig.durations import parse_duration
+
+    try:
+        seconds = float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
+    except ValueError:
+        raise UsageError(f"{flag} must be a duration such as 2s or 1m; got {value!r}") from None
+    if seconds <= 0:
+        raise UsageError(f"{flag} must be > 0")
+    return seconds

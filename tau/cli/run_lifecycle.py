@@ -13,7 +13,7 @@ import click
 import typer
 
 from tau.cli import local_run
-from tau.cli.options import context_option, namespace_option, workspace_option
+from tau.cli.options import context_option, duration_seconds, namespace_option, workspace_option
 from tau.errors import RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
@@ -23,18 +23,6 @@ if TYPE_CHECKING:
     from tau.runconfig import LoadedConfig
 
 NAME = typer.Argument(..., metavar="NAME", help="Run name (the Job or RayJob name).")
-
-
-def _seconds(flag: str, value: str) -> float:
-    from tau.runconfig.durations import parse_duration
-
-    try:
-        seconds = float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
-    except ValueError:
-        raise UsageError(f"{flag} must be a duration such as 2s or 1m; got {value!r}") from None
-    if seconds <= 0:
-        raise UsageError(f"{flag} must be > 0")
-    return seconds
 
 
 def _target(context: str, namespace: str, workspace: str = "", project: str = "") -> Target:
@@ -94,7 +82,7 @@ def status(
         )
     if max_iterations < 0:
         raise UsageError("--max-iterations must be >= 0")
-    seconds = _seconds("--interval", interval)
+    seconds = duration_seconds("--interval", interval)
     if local_run.routes(name, local):
         return local_run.status(name, output, watch=watch)
     from tau.cli.output import dump_json
@@ -300,9 +288,9 @@ def cancel(
         return local_run.cancel(name)
     from tau.lifecycle.runs import cancel as do_cancel
 
-    limit = _seconds("--teardown-timeout", teardown_timeout)
-    every = _seconds("--interval", interval)
-    _seconds("--timeout", timeout)
+    limit = duration_seconds("--teardown-timeout", teardown_timeout)
+    every = duration_seconds("--interval", interval)
+    duration_seconds("--timeout", timeout)
     target = _target(context, namespace, workspace)
     do_cancel(
         target.client(),

@@ -56,7 +56,7 @@ def record(
     context: str = typer.Option("", "--context", help="Kubeconfig context."),
 ) -> None:
     """Record the lifecycle of the namespace's runs (Jobs, RayJobs, Kueue Workloads)."""
-    from tau.cli.run_lifecycle import _seconds
+    from tau.cli.options import duration_seconds
     from tau.kube import KubeClient
     from tau.lifecycle.recorder import Scope
     from tau.lifecycle.recording import Recorder, serve_health
@@ -67,8 +67,8 @@ def record(
             "--kusto-endpoint URL",
             owner="platform operator (lifecycleRecorder)",
         )
-    every = _seconds("--interval", interval)
-    timeout = _seconds("--ingest-timeout", ingest_timeout)
+    every = duration_seconds("--interval", interval)
+    timeout = duration_seconds("--ingest-timeout", ingest_timeout)
     sinks: list[Sink] = []
     if store is not None:
         from tau.portal.lifecycle_sinks import StoreSink
