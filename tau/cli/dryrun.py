@@ -7,9 +7,8 @@ stderr.
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,12 +17,11 @@ from tau.errors import clean
 if TYPE_CHECKING:
     from tau.run.plan import RunPlan
 
-OUTPUTS = ("yaml", "json")
-
 
 def print_preview(plan: RunPlan, output: str) -> None:
     from tau.render import redact_secrets
     from tau.resolve.provenance import format_table
+    from tau.run.manifests import dump
 
     resolution = plan.resolution
     # An offline plan renders before it says anything; a live one said its warnings while
@@ -41,11 +39,3 @@ def print_preview(plan: RunPlan, output: str) -> None:
     if objects is None:
         objects = redact_secrets(plan.objects())
     sys.stdout.write(dump(objects, output))
-
-
-def dump(objects: list[dict[str, Any]], output: str) -> str:
-    if output == "json":
-        return json.dumps(objects, indent=2) + "\n"
-    import yaml
-
-    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False)

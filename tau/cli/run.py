@@ -141,11 +141,15 @@ def run(
         if dry_run:
             raise UsageError("--local cannot be combined with --dry-run")
         _refuse_cluster_flags(ctx)
-        from tau.cli import local_run
-
-        local_run.run(loaded, data_root=data_root)
-        return
+    from tau.cli.run_lifecycle import backend, route, terminal
     from tau.resolve.layers import Overrides
+    from tau.run.plan import Mode, plan
+
+    argv = ("tau", *sys.argv[1:])
+    chosen = backend(None, local, route(context, namespace, workspace), data_root=data_root)
+    if local:
+        chosen.submit(plan(loaded, Overrides(), Mode.LOCAL, argv=argv), terminal())
+        return
 
     overrides = Overrides(
         namespace=namespace,
@@ -159,8 +163,8 @@ def run(
         workload_identity_client_id=workload_identity_client_id,
     )
     if dry_run == "client":
-        from tau.cli.dryrun import OUTPUTS, print_preview
-        from tau.run.plan import Mode, plan
+        from tau.cli.dryrun import print_preview
+        from tau.run.manifests import OUTPUTS
 
         if output not in OUTPUTS:
             raise UsageError("--output must be one of: yaml, json (for --dry-run=client)")
@@ -169,26 +173,29 @@ def run(
             overrides,
             Mode.PREVIEW,
             project=project,
-            argv=("tau", *sys.argv[1:]),
+            argv=argv,
             system_namespace=system_namespace,
-            say=lambda text: click.echo(text, err=True),
+            say=terminal().err,
         )
         print_preview(preview, output)
         return
     from click.core import ParameterSource
 
-    from tau.cli.run_lifecycle import submit_run
-
     given = ctx.get_parameter_source("output") is ParameterSource.COMMANDLINE
     if given and not dry_run:
         raise UsageError("--output applies to --dry-run=client|server; a submission prints its run")
-    submit_run(
+    if given and dry_run == "server" and output not in ("yaml", "json"):
+        raise UsageError("--output must be one of: yaml, json (for --dry-run)")
+    live = plan(
         loaded,
         overrides,
+        Mode.CLUSTER,
         project=project,
+        argv=argv,
         system_namespace=system_namespace,
-        output=output if given else "",
+        say=terminal().err,
     )
+    chosen.submit(live, terminal(), output=output if given else "")
 
 
 # Flags that only mean something for a cluster submission; --local must not silently drop them.

@@ -1,44 +1,66 @@
-"""`tau run status|list|logs|get|cancel|resume|history`: flags -> `tau.lifecycle` -> print.
+"""`tau run status|list|logs|get|cancel|resume|history`: flags -> a `tau.run` backend.
 
-Registered on the `tau run` group by `register(app)`; heavy modules load inside each
-command so `tau run validate` stays fast.
+Each verb checks its flags, resolves its backend once (`tau.run.backend.select`: --local or
+a local run's NAME is the local engine, anything else the cluster) and calls it. Registered
+on the `tau run` group by `register(app)`; heavy modules load inside each command so `tau
+run validate` stays fast.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 import typer
 
-from tau.cli import local_run
 from tau.cli.options import context_option, duration_seconds, namespace_option, workspace_option
-from tau.errors import RuntimeFailure, UsageError
+from tau.errors import UsageError
 
 if TYPE_CHECKING:
-    from tau.connection import Target
-    from tau.lifecycle.snapshot import Snapshot
-    from tau.resolve.layers import Overrides
-    from tau.runconfig import LoadedConfig
+    from tau.lifecycle.logs import LogOptions
+    from tau.run.backend import Backend, Route, Terminal
+
+LOCAL = typer.Option(
+    False, "--local", help="A run of the local engine (implied when NAME is a local run)."
+)
+LIST_LOCAL = typer.Option(False, "--local", help="List the local engine's runs on this machine.")
 
 NAME = typer.Argument(..., metavar="NAME", help="Run name (the Job or RayJob name).")
 
 
-def _target(context: str, namespace: str, workspace: str = "", project: str = "") -> Target:
-    from tau.connection import resolve_target
+def terminal() -> Terminal:
+    from tau.cli.output import dump_json, print_table
+    from tau.run.backend import Terminal
 
-    return resolve_target(
-        context=context, namespace=namespace, workspace=workspace, project=project
+    return Terminal(
+        out=click.echo,
+        err=lambda text: click.echo(text, err=True),
+        json=lambda data: click.echo(dump_json(data)),
+        table=print_table,
     )
 
 
-def _say(text: str) -> None:
-    click.echo(text, err=True)
+def backend(name: str | None, local: bool, route: Route, *, data_root: str = "") -> Backend:
+    """The one choice of engine for this command: --local, or NAME a local run's."""
+    from tau.run.backend import select
+
+    return select(name, local=local, route=route, data_root=data_root)
 
 
-def _project(ctx: typer.Context) -> str:
-    return (ctx.parent.params.get("project") if ctx.parent else "") or ""
+def route(
+    context: str = "", namespace: str = "", workspace: str = "", ctx: typer.Context | None = None
+) -> Route:
+    """The cluster route flags; `--project` and `--system-namespace` belong to `tau run`."""
+    from tau.run.backend import Route
+
+    parent = ctx.parent.params if ctx is not None and ctx.parent else {}
+    return Route(
+        context=context,
+        namespace=namespace,
+        workspace=workspace,
+        project=parent.get("project") or "",
+        system_namespace=parent.get("system_namespace") or "tau-system",
+    )
 
 
 def status(
@@ -59,7 +81,7 @@ def status(
         False, "--diagnostic-hints", help="Print kubectl commands for deeper inspection."
     ),
     output: str = typer.Option("table", "-o", "--output", help="table or json."),
-    local: bool = local_run.LOCAL,
+    local: bool = LOCAL,
 ) -> None:
     """Show the ordered startup phases of a run and the first layer that is not done.
 
@@ -83,70 +105,19 @@ def status(
     if max_iterations < 0:
         raise UsageError("--max-iterations must be >= 0")
     seconds = duration_seconds("--interval", interval)
-    if local_run.routes(name, local):
-        return local_run.status(name, output, watch=watch)
-    from tau.cli.output import dump_json
-    from tau.lifecycle import phases as ph
-    from tau.lifecycle import status as st
-    from tau.lifecycle.snapshot import collect
+    from tau.run.backend import StatusRequest
 
-    target = _target(context, namespace, workspace, _project(ctx))
-    kube = target.client()
-
-    def fetch() -> tuple[Snapshot, dict[str, Any]]:
-        snap = collect(kube, target.namespace, name)
-        profile = None
-        if run_profile:
-            from tau.lifecycle.profile import run_profile as read_profile
-
-            profile = read_profile(kube, snap)
-        return snap, st.document(snap, target, profile=profile)
-
-    from rich.console import Console
-
-    console = Console(highlight=False, soft_wrap=True)
-    if not watch:
-        snap, doc = fetch()
-        if output == "json":
-            sys.stdout.write(dump_json(doc) + "\n")
-        else:
-            st.render(doc, console)
-            if diagnostic_hints:
-                console.print("\nDeep diagnostics (kubectl escape hatches):", markup=False)
-                for line in st.diagnostic_hints(snap, target):
-                    console.print(f"  {line}", markup=False)
-        if not snap.found:
-            raise RuntimeFailure(
-                f'no Job or RayJob "{name}" found in namespace "{target.namespace}"',
-                hint="list runs with `tau run list`",
-                owner="researcher: run name or namespace",
-            )
-        return
-    from tau.lifecycle.watch import wait_for_change
-
-    iteration = 0
-    while True:
-        iteration += 1
-        snap, doc = fetch()
-        if sys.stdout.isatty():
-            sys.stdout.write("\x1b[H\x1b[2J")
-        console.print(f"watching {target.namespace}/{name} every {interval}\n", markup=False)
-        st.render(doc, console)
-        phases = ph.build(snap)
-        if ph.watch_failed(snap):
-            cause = doc.get("failure") or {}
-            raise RuntimeFailure(
-                f"startup phase failed for {target.namespace}/{name}"
-                + (f" ({cause['reason']}: {cause['category']})" if cause else ""),
-                hint=f"see `tau run status {name} --diagnostic-hints`",
-                owner=cause.get("owner")
-                or next((p.owner for p in phases if p.status == ph.WARNING and p.owner), ""),
-            )
-        if ph.watch_complete(snap, phases):
-            return
-        if max_iterations and iteration >= max_iterations:
-            return
-        wait_for_change(kube, snap, seconds)
+    request = StatusRequest(
+        name,
+        output=output,
+        watch=watch,
+        interval=interval,
+        seconds=seconds,
+        max_iterations=max_iterations,
+        run_profile=run_profile,
+        diagnostic_hints=diagnostic_hints,
+    )
+    backend(name, local, route(context, namespace, workspace, ctx)).status(request, terminal())
 
 
 def list_(
@@ -158,7 +129,7 @@ def list_(
         False, "--include-external", help="Also batch Jobs not submitted by tau (SOURCE column)."
     ),
     output: str = typer.Option("table", "-o", "--output", help="table or json."),
-    local: bool = local_run.LIST_LOCAL,
+    local: bool = LIST_LOCAL,
 ) -> None:
     """List runs (Jobs and RayJobs) in a namespace, newest first.
 
@@ -170,28 +141,10 @@ def list_(
     """
     if output not in ("table", "json"):
         raise UsageError("--output must be table or json")
-    if local:
-        return local_run.list_(output)
-    from tau.cli.output import dump_json, print_table
-    from tau.lifecycle.runs import list_runs
+    from tau.run.backend import ListRequest
 
-    target = _target(context, namespace, workspace)
-    data = list_runs(
-        target.client(), target.namespace, queue=queue, include_external=include_external
-    )
-    if output == "json":
-        sys.stdout.write(dump_json(data) + "\n")
-        return
-    click.echo("History: live-only")
-    if not data["runs"]:
-        click.echo(f'No jobs found in namespace "{target.namespace}"')
-        return
-    columns = ["NAME", "KIND", "STATUS", "AGE"] + (["SOURCE"] if include_external else [])
-    rows = [
-        [r["name"], r["kind"], r["status"], r["age"]] + ([r["source"]] if include_external else [])
-        for r in data["runs"]
-    ]
-    print_table(columns, rows)
+    request = ListRequest(output=output, queue=queue, include_external=include_external)
+    backend(None, local, route(context, namespace, workspace)).list(request, terminal())
 
 
 def log_options() -> dict[str, Any]:
@@ -221,45 +174,26 @@ def logs(
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
-    local: bool = local_run.LOCAL,
+    local: bool = LOCAL,
 ) -> None:
     """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod."""
-    from tau.lifecycle.logs import LogOptions, streams, write_logs
+    from tau.lifecycle.logs import LogOptions
 
     opts = LogOptions(container, all_containers, previous, timestamps, prefix, tail, follow)
-    if local_run.routes(name, local):
-        return local_run.logs(name, opts)
-    target = _target(context, namespace, workspace)
-    write_logs(streams(target.client(), target.namespace, name, opts), opts, click.echo)
+    backend(name, local, route(context, namespace, workspace)).logs(name, opts, terminal())
 
 
 def discover_logs(
     name: str,
-    opts: Any,
+    opts: LogOptions,
     *,
     namespace: str,
     workspace: str,
     context: str,
 ) -> None:
     """`tau logs`: with no route flags, search the connected workspace then cached ones."""
-    if local_run.routes(name, False):
-        return local_run.logs(name, opts)
-    from tau.connection import cached_targets
-    from tau.lifecycle.logs import discover, streams, write_logs
-
-    if context or namespace or workspace:
-        target = _target(context, namespace, workspace)
-    else:
-        try:
-            current = _target("", "")
-        except UsageError:
-            current = None
-        if current is not None and current.source == "kubeconfig":
-            cached = cached_targets()
-            target = discover(name, current, cached) if cached else current
-        else:
-            target = discover(name, current, cached_targets())
-    write_logs(streams(target.client(), target.namespace, name, opts), opts, click.echo)
+    chosen = backend(name, False, route(context, namespace, workspace))
+    chosen.logs(name, opts, terminal(), discover=True)
 
 
 def cancel(
@@ -273,7 +207,7 @@ def cancel(
     teardown_timeout: str = typer.Option("12m", "--teardown-timeout", help="Longest wait."),
     interval: str = typer.Option("2s", "--interval", help="Poll interval while waiting."),
     timeout: str = typer.Option("30s", "--timeout", help="MultiKueue manager cleanup wait."),
-    local: bool = local_run.LOCAL,
+    local: bool = LOCAL,
 ) -> None:
     """Stop a run: delete its Job/RayJob and headless Service; Kueue releases the quota.
 
@@ -284,23 +218,13 @@ def cancel(
       tau run cancel train-x1               # waits until its pods are gone
       tau run cancel train-x1 --no-wait
     """
-    if local_run.routes(name, local):
-        return local_run.cancel(name)
-    from tau.lifecycle.runs import cancel as do_cancel
+    from tau.run.backend import CancelRequest
 
     limit = duration_seconds("--teardown-timeout", teardown_timeout)
     every = duration_seconds("--interval", interval)
     duration_seconds("--timeout", timeout)
-    target = _target(context, namespace, workspace)
-    do_cancel(
-        target.client(),
-        target.namespace,
-        name,
-        wait=wait,
-        teardown_timeout=limit,
-        interval=every,
-        say=click.echo,
-    )
+    request = CancelRequest(name, wait=wait, teardown_timeout=limit, interval=every)
+    backend(name, local, route(context, namespace, workspace)).cancel(request, terminal())
 
 
 def register(app: typer.Typer) -> None:
@@ -324,74 +248,6 @@ def register(app: typer.Typer) -> None:
     app.add_typer(history_app, name="history")
 
 
-def submit_run(
-    loaded: LoadedConfig,
-    overrides: Overrides,
-    *,
-    project: str,
-    system_namespace: str,
-    output: str = "",
-) -> None:
-    """`tau run` without --dry-run=client: create (or server-validate) the workload.
-
-    `output` (yaml|json) prints a server dry run's objects as the API server returned them;
-    without it a dry run prints one line per object."""
-    from tau.lifecycle.retry import run_retries
-    from tau.lifecycle.submit import next_steps, server_dry_run, submit
-    from tau.run.failures import policy_from
-    from tau.run.plan import Mode, plan
-
-    if output and overrides.dry_run == "server":
-        from tau.cli.dryrun import OUTPUTS
-
-        if output not in OUTPUTS:
-            raise UsageError("--output must be one of: yaml, json (for --dry-run)")
-
-    prepared = plan(
-        loaded,
-        overrides,
-        Mode.CLUSTER,
-        project=project,
-        argv=("tau", *sys.argv[1:]),
-        system_namespace=system_namespace,
-        say=_say,
-    ).connection()
-    if overrides.dry_run == "server":
-        warnings: list[str] = []
-        answered = server_dry_run(prepared, warnings)
-        _pass_on(warnings)
-        if output:
-            from tau.cli.dryrun import dump
-            from tau.render import redact_secrets
-
-            sys.stdout.write(dump(redact_secrets(answered), output))
-            return
-        for obj in answered:
-            group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
-            kind = obj["kind"].lower() + (f".{group}" if group else "")
-            click.echo(f"{kind}/{obj['metadata']['name']} created (server dry run)")
-        return
-    submitted = submit(prepared)
-    _pass_on(submitted.warnings)
-    verb = "recovered (same submission)" if submitted.reused else "submitted"
-    click.echo(f"{submitted.kind} {submitted.namespace}/{submitted.name} {verb}")
-    click.echo(f"Run name: {submitted.name}")
-    click.echo("Next:")
-    for line in next_steps(submitted, prepared.target):
-        click.echo(f"  {line}")
-    policy = policy_from(loaded.config, prepared.name)
-    if policy is not None:
-        run_retries(prepared, policy, say=_say)
-
-
-def _pass_on(warnings: Any) -> None:
-    """The API server's warnings (PodSecurity's among them), one stderr line each."""
-    from tau.errors import clean
-
-    for text in warnings:
-        _say(f"warning: API server: {clean(text)}")
-
-
 def resume(
     ctx: typer.Context,
     name: str = NAME,
@@ -403,7 +259,7 @@ def resume(
         "", "--from", help="Checkpoint directory (absolute; default /data/checkpoints/...)."
     ),
     force: bool = typer.Option(False, "--force", help="Resume even after an OOM kill."),
-    local: bool = local_run.LOCAL,
+    local: bool = LOCAL,
 ) -> None:
     """Resubmit a failed run with TAU_RESUME_FROM set, after checking it should be resumed.
 
@@ -415,50 +271,14 @@ def resume(
       tau run resume train-x1 -c tau/train.yaml
       tau run resume train-x1 -c tau/train.yaml --from /data/ckpt/step-900 --force
     """
-    from pathlib import Path
-
     from tau.lifecycle.resume import check_from
-    from tau.lifecycle.resume import resume as do_resume
-    from tau.resolve.layers import Overrides
-    from tau.run.plan import Mode, plan
-    from tau.runconfig import load
-    from tau.runconfig.managed import ManagedManifest
+    from tau.run.backend import ResumeRequest
 
     if dry_run and dry_run not in ("client", "server"):
         raise UsageError("--dry-run must be one of: client, server")
     check_from(from_)
-    if local_run.routes(name, local):
-        if dry_run:
-            raise UsageError("--dry-run applies to cluster runs; a local resume runs at once")
-        return local_run.resume(name, config=config, checkpoint=from_, force=force)
-    loaded = load(Path(config))
-    if isinstance(loaded.config, ManagedManifest) or loaded.config.is_managed_dispatch:
-        raise UsageError(
-            f"{config}: tau run resume restarts direct run configs; a managed workflow is "
-            "resubmitted with `tau run --config` (its trainer resumes from its own checkpoints)"
-        )
-    overrides = Overrides(
-        namespace=namespace, context=context, run_name=name, dry_run=dry_run or ""
-    )
-    prepared = plan(
-        loaded,
-        overrides,
-        Mode.CLUSTER,
-        project=_project(ctx),
-        argv=("tau", *sys.argv[1:]),
-        system_namespace=(ctx.parent.params.get("system_namespace") if ctx.parent else "")
-        or "tau-system",
-        say=_say,
-    ).connection()
-    result = do_resume(prepared, name, checkpoint=from_, force=force, dry_run=dry_run, say=_say)
-    if dry_run:
-        from tau.cli.dryrun import dump
-        from tau.render import redact_secrets
-
-        sys.stdout.write(dump(redact_secrets(result), "yaml"))
-        _say("dry run: nothing was deleted or submitted")
-        return
-    click.echo(f"{result.kind} {result.namespace}/{result.name} resumed")
+    request = ResumeRequest(name, config, checkpoint=from_, force=force, dry_run=dry_run or "")
+    backend(name, local, route(context, namespace, ctx=ctx)).resume(request, terminal())
 
 
 def get(
@@ -470,7 +290,7 @@ def get(
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
-    local: bool = local_run.LOCAL,
+    local: bool = LOCAL,
 ) -> None:
     """Fetch a run's durable results through a short-lived read-only reader Job.
 
@@ -483,37 +303,10 @@ def get(
     """
     if output not in ("table", "json", "raw"):
         raise UsageError("--output must be table, json or raw")
-    if local_run.routes(name, local):
-        return local_run.get(name, artifact=artifact, output=output)
-    from tau.cli.output import dump_json
-    from tau.lifecycle.artifacts import fetch
-    from tau.run.results import inside
+    from tau.run.backend import GetRequest
 
-    if artifact:
-        inside("/", artifact)  # reject escapes before touching the cluster
-    target = _target(context, namespace, workspace)
-    result = fetch(target.client(), target.namespace, name, artifact=artifact, path=path, pvc=pvc)
-    if output == "json":
-        sys.stdout.write(dump_json(result) + "\n")
-        return
-    if output == "raw":
-        if result["directory"]:
-            raise UsageError("-o raw prints one file; pick it with --artifact")
-        sys.stdout.write(result["content"])
-        return
-    click.echo(f"PATH: {result['path']}")
-    click.echo(f"PVC: {result['pvc']}")
-    if not result["directory"]:
-        click.echo("---")
-        click.echo(result["content"])
-        return
-    click.echo("(directory)")
-    click.echo("ENTRIES:" if result["entries"] else "(empty)")
-    for entry in result["entries"]:
-        click.echo(f"  {entry}")
-    if result.get("checkpoint"):
-        click.echo(f"checkpoint: {result['checkpoint']}")
-    click.echo(f"Fetch one file with: tau run get {name} --artifact <NAME>")
+    request = GetRequest(name, artifact=artifact, path=path, pvc=pvc, output=output)
+    backend(name, local, route(context, namespace, workspace)).get(request, terminal())
 
 
 def history(
@@ -525,7 +318,7 @@ def history(
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
-    local: bool = local_run.LOCAL,
+    local: bool = LOCAL,
 ) -> None:
     """Attempts, retries, resumes and the current state of a run.
 
@@ -542,34 +335,4 @@ def history(
         raise UsageError("missing NAME: tau run history NAME (or tau run history record)")
     if output not in ("table", "json"):
         raise UsageError("--output must be table or json")
-    if local_run.routes(name, local):
-        return local_run.history(name, output)
-    from tau.cli.output import dump_json, print_table
-    from tau.kube.resources import EVENTS
-    from tau.lifecycle.history import history as build
-    from tau.lifecycle.snapshot import collect
-
-    target = _target(context, namespace, workspace)
-    kube = target.client()
-    snap = collect(kube, target.namespace, name)
-    data = build(snap, kube.list(EVENTS, target.namespace))
-    if output == "json":
-        sys.stdout.write(dump_json(data) + "\n")
-        return
-    if not data["found"] and not data["entries"]:
-        raise RuntimeFailure(
-            f'no Job, RayJob or retry history for "{name}" in namespace "{target.namespace}"'
-        )
-    click.echo(f"Run: {target.namespace}/{name}")
-    click.echo(f"State: {data['displayState']} (attempt {data['attempt']})")
-    cause = data["failure"]
-    if cause:
-        owner = f" (owner: {cause['owner']})" if cause["owner"] else ""
-        click.echo(f"Failure: {cause['reason']} — {cause['category']}: {cause['summary']}{owner}")
-    if data["resumedFrom"]:
-        click.echo(f"Resumed from: {data['resumedFrom']}")
-    if data["entries"]:
-        rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in data["entries"]]
-        print_table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
-    else:
-        click.echo("No retries or resumes recorded.")
+    backend(name, local, route(context, namespace, workspace)).history(name, output, terminal())

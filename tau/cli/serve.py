@@ -227,7 +227,7 @@ def deploy(
     for note in deployed.notes:
         click.echo(f"note: {note}", err=True)
     if deployed.mode == "client":
-        from tau.cli.dryrun import dump
+        from tau.run.manifests import dump
 
         checkpoint_hint = checkpoint_note(deployed.intent)
         if checkpoint_hint:

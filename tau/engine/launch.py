@@ -36,7 +36,7 @@ def start(
     stream: Echo | None,
 ) -> LocalRun:
     """Run `loaded` locally to completion; the record is written before the process starts."""
-    _check_direct(loaded)
+    check_direct(loaded)
     _check_directories(
         ("--data-root" if data_root else "the local data root", data_root or default_data_root()),
         ("the experiment store ($TAU_EXP_STORE)", store or default_store()),
@@ -101,7 +101,7 @@ def resume(
             f"local run {name!r} failed with OOM — the same config will likely OOM again.\n"
             "Increase compute resources in your config, then resume with --force"
         )
-    _check_direct(loaded)
+    check_direct(loaded)
     if loaded.config_hash != run.config_hash:
         echo(
             f"warning: config hash changed ({run.config_hash[:8]} → {loaded.config_hash[:8]}) — "
@@ -121,7 +121,7 @@ def resume(
     return Supervisor(fresh, plan, echo=echo, stream=stream).supervise(env)
 
 
-def _check_direct(loaded: Any) -> None:
+def check_direct(loaded: Any) -> None:
     if loaded.is_managed or loaded.config.is_managed_dispatch:
         raise UsageError(
             f"{loaded.path}: managed workflow configs cannot run on the local engine",

@@ -85,6 +85,9 @@ def plan(
     say: Say = lambda _: None,
 ) -> RunPlan:
     if mode is Mode.LOCAL:
+        from tau.engine.launch import check_direct
+
+        check_direct(loaded)
         return _local(loaded, overrides, argv)
     if mode is Mode.PREVIEW and not _connected(loaded, project, say):
         return RunPlan(mode, loaded, overrides, _offline(loaded, overrides, project, argv))

@@ -1,0 +1,126 @@
+"""One interface for a run's verbs, and the one place that picks the engine behind it.
+
+`tau run` and its lifecycle verbs resolve a backend once, from `--local` or from the run
+itself (a NAME that is a local run record is the local engine's), then call it; no command
+routes verb by verb. Everything a backend prints goes through a `Terminal` the CLI hands
+in, so the printers (tables, JSON) stay the CLI's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tau.lifecycle.logs import LogOptions
+    from tau.run.plan import RunPlan
+
+
+@dataclass(frozen=True)
+class Terminal:
+    out: Callable[[str], None]
+    err: Callable[[str], None]
+    json: Callable[[object], None]
+    table: Callable[[Sequence[str], Sequence[Sequence[object]]], None]
+
+
+@dataclass(frozen=True)
+class Route:
+    """The cluster route flags (-n, --workspace, --context, --project); the local engine
+    refuses none of them on read verbs, it has one place to look."""
+
+    context: str = ""
+    namespace: str = ""
+    workspace: str = ""
+    project: str = ""
+    system_namespace: str = "tau-system"
+
+
+@dataclass(frozen=True)
+class StatusRequest:
+    name: str
+    output: str = "table"
+    watch: bool = False
+    interval: str = "2s"
+    seconds: float = 2.0
+    max_iterations: int = 0
+    run_profile: bool = False
+    diagnostic_hints: bool = False
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    output: str = "table"
+    queue: str = ""
+    include_external: bool = False
+
+
+@dataclass(frozen=True)
+class CancelRequest:
+    name: str
+    wait: bool = True
+    teardown_timeout: float = 720.0
+    interval: float = 2.0
+
+
+@dataclass(frozen=True)
+class GetRequest:
+    name: str
+    artifact: str = ""
+    path: str = ""
+    pvc: str = ""
+    output: str = "table"
+
+
+@dataclass(frozen=True)
+class ResumeRequest:
+    name: str
+    config: str
+    checkpoint: str = ""
+    force: bool = False
+    dry_run: str = ""
+
+
+class Backend(Protocol):
+    """The verbs of one engine. `submit` takes the planner's `RunPlan`; the read verbs take
+    a run name."""
+
+    def submit(self, plan: RunPlan, terminal: Terminal, *, output: str = "") -> None: ...
+
+    def status(self, request: StatusRequest, terminal: Terminal) -> None: ...
+
+    def list(self, request: ListRequest, terminal: Terminal) -> None: ...
+
+    def logs(
+        self, name: str, options: LogOptions, terminal: Terminal, *, discover: bool = False
+    ) -> None:
+        """`discover` (`tau logs` without route flags): look beyond the current route."""
+
+    def cancel(self, request: CancelRequest, terminal: Terminal) -> None: ...
+
+    def get(self, request: GetRequest, terminal: Terminal) -> None: ...
+
+    def history(self, name: str, output: str, terminal: Terminal) -> None: ...
+
+    def resume(self, request: ResumeRequest, terminal: Terminal) -> None: ...
+
+
+def is_local(name: str | None, *, local: bool) -> bool:
+    """--local, or a NAME that is a local run record. A cluster problem is never answered by
+    reading something local instead, so nothing else routes here."""
+    if local:
+        return True
+    from tau.engine import records
+
+    return bool(name) and records.exists(name or "")
+
+
+def select(name: str | None, *, local: bool, route: Route, data_root: str = "") -> Backend:
+    if is_local(name, local=local):
+        from tau.run.local import LocalBackend
+
+        return LocalBackend(data_root=data_root)
+    from tau.run.cluster import ClusterBackend
+
+    return ClusterBackend(route)
