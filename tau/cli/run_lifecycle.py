@@ -42,7 +42,7 @@ def terminal() -> Terminal:
 
 def backend(name: str | None, local: bool, route: Route, *, data_root: str = "") -> Backend:
     """The one choice of engine for this command: --local, or NAME a local run's."""
-    from tau.run.backend import select
+    from tau.run.select import select
 
     return select(name, local=local, route=route, data_root=data_root)
 

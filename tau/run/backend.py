@@ -1,9 +1,7 @@
-"""One interface for a run's verbs, and the one place that picks the engine behind it.
+"""One interface for a run's verbs, whichever engine runs it (`tau.run.select` picks).
 
-`tau run` and its lifecycle verbs resolve a backend once, from `--local` or from the run
-itself (a NAME that is a local run record is the local engine's), then call it; no command
-routes verb by verb. Everything a backend prints goes through a `Terminal` the CLI hands
-in, so the printers (tables, JSON) stay the CLI's.
+Everything a backend prints goes through a `Terminal` the CLI hands in, so the printers
+(tables, JSON) stay the CLI's.
 """
 
 from __future__ import annotations
@@ -104,23 +102,3 @@ class Backend(Protocol):
     def history(self, name: str, output: str, terminal: Terminal) -> None: ...
 
     def resume(self, request: ResumeRequest, terminal: Terminal) -> None: ...
-
-
-def is_local(name: str | None, *, local: bool) -> bool:
-    """--local, or a NAME that is a local run record. A cluster problem is never answered by
-    reading something local instead, so nothing else routes here."""
-    if local:
-        return True
-    from tau.engine import records
-
-    return bool(name) and records.exists(name or "")
-
-
-def select(name: str | None, *, local: bool, route: Route, data_root: str = "") -> Backend:
-    if is_local(name, local=local):
-        from tau.run.local import LocalBackend
-
-        return LocalBackend(data_root=data_root)
-    from tau.run.cluster import ClusterBackend
-
-    return ClusterBackend(route)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from tau.engine import records
-from tau.run.backend import Route, select
+from tau.run.backend import Route
 from tau.run.cluster import ClusterBackend
 from tau.run.local import LocalBackend
+from tau.run.select import select
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -46,7 +47,7 @@ def test_any_other_run_is_the_clusters_and_choosing_contacts_nothing() -> None:
 def test_the_local_backend_and_the_planner_never_load_the_kubernetes_client() -> None:
     code = (
         "import json, sys\n"
-        "import tau.run.backend, tau.run.local, tau.run.plan\n"
+        "import tau.run.backend, tau.run.local, tau.run.plan, tau.run.select\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     result = subprocess.run(
