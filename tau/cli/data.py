@@ -6,7 +6,6 @@ workspace identity) unless `--registry file://DIR` names a local directory.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +13,7 @@ import click
 import typer
 
 from tau.cli.options import context_option, namespace_option
-from tau.cli.output import dump_json, dump_yaml, print_table
+from tau.cli.output import emit, print_table
 from tau.errors import RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
@@ -114,13 +113,6 @@ def _root(
     )
 
 
-def _emit(data: Any, output: str) -> None:
-    if output == "yaml":
-        sys.stdout.write(dump_yaml(data))
-    else:
-        sys.stdout.write(dump_json(data) + "\n")
-
-
 def _warn(warnings: list[str]) -> None:
     for warning in warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -194,7 +186,7 @@ def dataset_list(
     records, warnings = datasets.list_records(root, purpose=purpose or None, tags=tags)
     _warn(warnings)
     if output != "table":
-        return _emit([_dump(r) for r in records], output)
+        return emit([_dump(r) for r in records], output)
     if not records:
         click.echo(f"No datasets registered in {root.label}")
         return
@@ -220,7 +212,7 @@ def dataset_show(
     parsed = parse_dataset(ref)
     record = datasets.resolve(_root(ctx, registry, pvc, context, namespace, datasets.SCOPE), parsed)
     if output != "table":
-        return _emit(_dump(record), output)
+        return emit(_dump(record), output)
     _dataset_detail(record)
 
 
@@ -253,7 +245,7 @@ def dataset_ref(
         for line in datasets.env_lines(record, env_prefix or datasets.env_prefix(record.name)):
             click.echo(line)
         return
-    _emit(datasets.reference(record), output)
+    emit(datasets.reference(record), output)
 
 
 @dataset_alias_app.command("set", help="Point NAME:ALIAS at VERSION (optionally compare-and-swap).")
@@ -283,7 +275,7 @@ def dataset_alias_set(
         root, name, alias, version, expect=expect or None, expect_absent=expect_absent
     )
     if output != "table":
-        return _emit(_dump(moved), output)
+        return emit(_dump(moved), output)
     click.echo(f"{moved.name}:{moved.alias} -> {moved.version}")
 
 
@@ -305,7 +297,7 @@ def dataset_alias_get(
         _root(ctx, registry, pvc, context, namespace, datasets.SCOPE), name, alias
     )
     if output != "ref":
-        return _emit(_dump(found), output)
+        return emit(_dump(found), output)
     click.echo(f"{found.name}@{found.version}")
 
 
@@ -333,7 +325,7 @@ def dataset_verify(
     root = _root(ctx, registry, pvc, context, namespace, datasets.SCOPE)
     result = datasets.verify(root, name, version, source=where)
     if output != "table":
-        _emit(result, output)
+        emit(result, output)
     else:
         rows = [[f["path"], f["status"]] for f in result["files"] + result["unexpected"]]
         print_table(["FILE", "STATUS"], rows)
@@ -477,7 +469,7 @@ def dataset_register(
     )
     record = datasets.register(root, datasets.build(registration))
     if output != "table":
-        return _emit(_dump(record), output)
+        return emit(_dump(record), output)
     click.echo(f"registered {record.name}@{record.version} ({record.digest})")
     click.echo(f"point an alias at it: tau data dataset alias set {name} latest {version}")
 
@@ -533,7 +525,7 @@ def dataset_ingest(
     root = _root(ctx, registry, pvc, context, namespace, datasets.SCOPE)
     state = datasets.ingest(root, name, version, where)
     if output != "table":
-        return _emit(_dump(state), output)
+        return emit(_dump(state), output)
     click.echo(
         f"{name}@{version} {state.state}: {len(state.completed_files)}/{state.total_files} "
         f"files at {state.destination}"
@@ -561,7 +553,7 @@ def dataset_status(
         _root(ctx, registry, pvc, context, namespace, datasets.SCOPE), name, version
     )
     if output != "table":
-        return _emit(_dump(state), output)
+        return emit(_dump(state), output)
     click.echo(
         f"{name}@{version}: {state.state} ({len(state.completed_files)}/{state.total_files} files)"
     )
@@ -621,7 +613,7 @@ def model_list(
     )
     _warn(warnings)
     if output != "table":
-        return _emit([_dump(r) for r in rows], output)
+        return emit([_dump(r) for r in rows], output)
     if not rows:
         click.echo(f"No model runs indexed in {root.label}")
         return
@@ -644,7 +636,7 @@ def model_show(
     row = models.show(_root(ctx, registry, pvc, context, namespace, models.SCOPE), ref)
     if output == "summary":
         return _model_rows([row], "")
-    _emit(_dump(row), output)
+    emit(_dump(row), output)
 
 
 @model_app.command(
@@ -671,7 +663,7 @@ def model_best(
     root = _root(ctx, registry, pvc, context, namespace, models.SCOPE)
     row = models.best(root, model, metric=metric or None, direction=direction or None)
     if output != "ref":
-        return _emit(_dump(row), output)
+        return emit(_dump(row), output)
     click.echo(f"{row.model}@{row.run}")
 
 
@@ -697,7 +689,7 @@ def model_alias_set(
     root = _root(ctx, registry, pvc, context, namespace, models.SCOPE)
     moved = models.set_alias(root, model, alias, run)
     if output != "ref":
-        return _emit(_dump(moved), output)
+        return emit(_dump(moved), output)
     click.echo(f"{moved.model}@{moved.run}")
 
 
@@ -719,7 +711,7 @@ def model_alias_get(
         _root(ctx, registry, pvc, context, namespace, models.SCOPE), model, alias
     )
     if output != "ref":
-        return _emit(_dump(found), output)
+        return emit(_dump(found), output)
     click.echo(f"{found.model}@{found.run}")
 
 
@@ -750,5 +742,5 @@ def model_index_rebuild(
     rows, warnings = models.rebuild(root, model=model or None, run=run or None, namespace=where)
     _warn(warnings)
     if output != "table":
-        return _emit([_dump(r) for r in rows], output)
+        return emit([_dump(r) for r in rows], output)
     click.echo(f"indexed {len(rows)} model run(s)")

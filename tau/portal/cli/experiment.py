@@ -17,12 +17,12 @@ from typing import Any, TypeVar
 import click
 
 from tau import keys
-from tau.cli.output import dump_json, print_table
+from tau.cli.output import dump_json, emit, print_table
 from tau.errors import UsageError
 from tau.portal.cli.aliases import AliasGroup
 from tau.portal.remote import DEFAULT_PORTAL_URL
 
-TABLE_JSON = click.Choice(["table", "json"], case_sensitive=False)
+TABLE_JSON = click.Choice(["table", "json", "yaml"], case_sensitive=False)
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])
@@ -79,8 +79,9 @@ def open_store(ctx: click.Context) -> Any:
     return Store.open(store_path(ctx), migrate=False)
 
 
-def _json(data: Any) -> None:
-    sys.stdout.write(dump_json(data) + "\n")
+def _document(data: Any, output: str) -> None:
+    """json or yaml of one document, through tau/cli/output.py like every tau read verb."""
+    emit(data, output.lower())
 
 
 def _fmt(value: Any) -> str:
@@ -170,8 +171,8 @@ def init(
         group=group,
         idempotency_key=idempotency_key,
     )
-    if output == "json":
-        _json(result)
+    if output in ("json", "yaml"):
+        _document(result, output)
     else:
         print_table(
             ["experiment", "project", "group", "status", "store"],
@@ -276,8 +277,8 @@ def track(ctx: click.Context, /, run: str, **opts: Any) -> None:
         idempotency_key=opts["idempotency_key"],
     )
     result = track_run(store_path(ctx), request)
-    if opts["output"] == "json" or opts["as_json"]:
-        _json(result)
+    if opts["output"] in ("json", "yaml") or opts["as_json"]:
+        _document(result, "json" if opts["as_json"] else opts["output"])
     else:
         print_table(
             ["run", "project", "state", "reused", "metric rows"],
@@ -309,8 +310,8 @@ def experiments_search(ctx: click.Context, text: str, project: str, output: str)
     from tau.evidence.query import experiment_index
 
     result = experiment_index(open_store(ctx), text, project)
-    if output == "json":
-        _json(result)
+    if output in ("json", "yaml"):
+        _document(result, output)
     else:
         print_table(
             ["experiment", "project", "source", "runs", "groups", "description"],
@@ -355,8 +356,8 @@ def tag_run_cmd(
         description=description,
         idempotency_key=idempotency_key,
     )
-    if output == "json":
-        _json(result)
+    if output in ("json", "yaml"):
+        _document(result, output)
     else:
         print_table(["run", "experiment", "reused"], [[run, experiment_id, result["reused"]]])
 
@@ -408,8 +409,8 @@ def import_jsonl_cmd(ctx: click.Context, /, **opts: Any) -> None:
         dry_run=opts["dry_run"],
     )
     result = import_jsonl(store_path(ctx), request)
-    if opts["output"] == "json":
-        _json(result)
+    if opts["output"] in ("json", "yaml"):
+        _document(result, opts["output"])
     else:
         status = "dry-run" if result["dry_run"] else ("reused" if result["reused"] else "imported")
         print_table(
@@ -456,8 +457,8 @@ def list_cmd(
     rows = list_records(
         open_store(ctx), kind, project=project, group=group, state=state, tags=_kv(tags, "--tag")
     )
-    if output == "json":
-        _json({"kind": kind, "count": len(rows), "items": rows})
+    if output in ("json", "yaml"):
+        _document({"kind": kind, "count": len(rows), "items": rows}, output)
     elif kind == "runs":
         print_table(
             ["run", "group", "experiment", "state", "lifecycle", "created"],
@@ -481,7 +482,7 @@ def list_cmd(
         )
 
 
-SEARCH_FORMATS = click.Choice(["table", "json", "jsonl", "csv"], case_sensitive=False)
+SEARCH_FORMATS = click.Choice(["table", "json", "yaml", "jsonl", "csv"], case_sensitive=False)
 SEARCH_COLUMNS = (
     "run_id",
     "project",
@@ -571,8 +572,8 @@ def search(
     else:
         result = search_runs(open_store(ctx), q)
     runs = result["runs"]
-    if output == "json":
-        _json(result)
+    if output in ("json", "yaml"):
+        _document(result, output)
     elif output == "jsonl":
         for run in runs:
             sys.stdout.write(json.dumps(run, sort_keys=True, default=str) + "\n")
@@ -608,14 +609,14 @@ def status(ctx: click.Context, name: str, output: str) -> None:
     from tau.evidence.query import status as status_of
 
     result = status_of(open_store(ctx), name)
-    if output == "json":
-        _json(result)
+    if output in ("json", "yaml"):
+        _document(result, output)
     else:
         rows = [[k, json.dumps(v) if isinstance(v, dict) else _fmt(v)] for k, v in result.items()]
         print_table(["field", "value"], rows)
 
 
-SQL_FORMATS = click.Choice(["table", "json", "csv"], case_sensitive=False)
+SQL_FORMATS = click.Choice(["table", "json", "yaml", "csv"], case_sensitive=False)
 
 
 @experiment.command(help="Run one read-only SELECT/WITH query against index.sqlite.")
@@ -626,8 +627,8 @@ def sql(ctx: click.Context, query: str, fmt: str) -> None:
     from tau.evidence.query import run_sql
 
     result = run_sql(open_store(ctx), query)
-    if fmt == "json":
-        _json([dict(zip(result["columns"], row, strict=True)) for row in result["rows"]])
+    if fmt in ("json", "yaml"):
+        _document([dict(zip(result["columns"], row, strict=True)) for row in result["rows"]], fmt)
     elif fmt == "csv":
         writer = csv.writer(sys.stdout)
         writer.writerow(result["columns"])
@@ -738,8 +739,8 @@ def compare(
         "best_run_id",
         "winner",
     ]
-    if fmt == "json":
-        _json(rows)
+    if fmt in ("json", "yaml"):
+        _document(rows, fmt)
     elif fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer)
@@ -775,8 +776,8 @@ def export(ctx: click.Context, out: str, force: bool, output: str) -> None:
     from tau.evidence.export import export_packet
 
     result = export_packet(open_store(ctx), Path(out), force=force)
-    if output == "json":
-        _json(result)
+    if output in ("json", "yaml"):
+        _document(result, output)
     else:
         print_table(["out", "files", "bytes"], [[result["out"], result["files"], result["bytes"]]])
 
