@@ -76,11 +76,12 @@ def print_records(columns: Sequence[str], records: Sequence[dict[str, Any]]) -> 
 
 def emit(
     data: Any,
-    output: Output,
+    output: Output | str,
     *,
     table: Callable[[], None] | None = None,
 ) -> None:
     """Print `data` as json/yaml, or call `table` (defaults to json when none is given)."""
+    output = Output(output)
     if output is Output.yaml:
         sys.stdout.write(dump_yaml(data))
     elif output is Output.json or table is None:
