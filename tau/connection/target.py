@@ -21,7 +21,7 @@ from tau import keys
 from tau.connection.connect import Interaction, ensure_connection
 from tau.connection.descriptor import DescriptorNotFound
 from tau.connection.kubeconfig import load_merged
-from tau.connection.localstate import cached_connections
+from tau.connection.localstate import ConnectionState, cached_connections
 from tau.errors import TauError, UsageError
 from tau.kube import KubeClient
 
@@ -138,14 +138,7 @@ def resolve_target(
 def cached_route(workspace: str) -> Target | None:
     for state in cached_connections():
         if state.workspace == workspace and Path(state.kubeconfig_path).is_file():
-            return Target(
-                state.kubeconfig_path,
-                state.context_name,
-                state.namespace,
-                state.workspace,
-                "cached",
-                state.system_namespace,
-            )
+            return _cached_target(state)
     return None
 
 
@@ -157,14 +150,16 @@ def cached_targets() -> list[Target]:
         if key in seen or not Path(state.kubeconfig_path).is_file():
             continue
         seen.add(key)
-        targets.append(
-            Target(
-                state.kubeconfig_path,
-                state.context_name,
-                state.namespace,
-                state.workspace,
-                "cached",
-                state.system_namespace,
-            )
-        )
+        targets.append(_cached_target(state))
     return targets
+
+
+def _cached_target(state: ConnectionState) -> Target:
+    return Target(
+        state.kubeconfig_path,
+        state.context_name,
+        state.namespace,
+        state.workspace,
+        "cached",
+        state.system_namespace,
+    )

@@ -6,7 +6,7 @@ Everything a backend prints goes through a `Terminal` the CLI hands in, so the p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,6 +21,14 @@ class Terminal:
     err: Callable[[str], None]
     json: Callable[[object], None]
     table: Callable[[Sequence[str], Sequence[Sequence[object]]], None]
+
+    def history(self, entries: Sequence[Mapping[str, object]]) -> None:
+        """A run's retry and resume entries: one table whichever engine ran it."""
+        if not entries:
+            self.out("No retries or resumes recorded.")
+            return
+        rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in entries]
+        self.table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
 
 
 @dataclass(frozen=True)

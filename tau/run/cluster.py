@@ -281,11 +281,7 @@ class ClusterBackend:
             )
         if data["resumedFrom"]:
             terminal.out(f"Resumed from: {data['resumedFrom']}")
-        if data["entries"]:
-            rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in data["entries"]]
-            terminal.table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
-        else:
-            terminal.out("No retries or resumes recorded.")
+        terminal.history(data["entries"])
 
     def resume(self, request: ResumeRequest, terminal: Terminal) -> None:
         from pathlib import Path

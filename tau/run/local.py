@@ -194,11 +194,7 @@ class LocalBackend:
             return
         terminal.out(f"Run: local/{name}")
         terminal.out(f"State: {data['displayState']} (attempt {data['attempt']})")
-        if data["entries"]:
-            rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in data["entries"]]
-            terminal.table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
-        else:
-            terminal.out("No retries or resumes recorded.")
+        terminal.history(data["entries"])
 
     def resume(self, request: ResumeRequest, terminal: Terminal) -> None:
         if request.dry_run:
