@@ -17,6 +17,7 @@ stops, which here means a local cluster per module.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 REAL_NODE_WORKLOADS = "cluster:real-node-workloads"
@@ -61,3 +62,37 @@ def pytest_xdist_make_scheduler(config: Any, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return ClusterUnitScheduling(config, log)
+
+
+class UnitClock:
+    """When each work unit and worker ran, printed after the run: the numbers to rebalance by.
+
+    The suite's wall time is its slowest worker; pytest's durations list single tests, which
+    does not show whether the cluster units or the self-contained tests end last.
+    """
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.spans: dict[str, list[float]] = {}
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        now = time.monotonic() - self.started
+        worker = getattr(getattr(report, "node", None), "gateway", None)
+        names = [cluster_unit(report.nodeid) or "self-contained tests"]
+        if worker is not None:
+            names.append(f"worker {worker.id}")
+        for name in names:
+            span = self.spans.setdefault(name, [now, now])
+            span[1] = now
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.spans:
+            return
+        terminalreporter.section("work units and workers (seconds from start)")
+        for name, (first, last) in sorted(self.spans.items(), key=lambda item: item[1][1]):
+            terminalreporter.write_line(f"{name}: {first:.0f}-{last:.0f}")
+
+
+def pytest_configure(config: Any) -> None:
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(UnitClock(), "tau-unit-clock")
