@@ -188,7 +188,7 @@ class StackConfig(BaseModel):
         default=False, description="Lifecycle recorder and Portal run history (needs ADX)."
     )
     workspace_namespace: str = Field(
-        default="taugrid-default", description="TauWorkspace target namespace."
+        default=keys.DEFAULT_WORKSPACE, description="TauWorkspace target namespace."
     )
     bootstrap_workspace: BootstrapWorkspace | None = Field(
         default=None, description="Optional {name, entra_group_object_id} workspace to apply."

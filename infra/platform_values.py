@@ -16,7 +16,6 @@ from tau import keys
 
 SYSTEM_NAMESPACE = "tau-system"
 RELEASE_NAME = "taugrid"
-LOCAL_QUEUE = "jobqueue"
 PORTAL_SERVICE_ACCOUNT = "tau-portal"
 PORTAL_SERVICE = "tau-portal"
 RECORDER_SERVICE_ACCOUNT = "tau-lifecycle-recorder"

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.platform_values import LOCAL_QUEUE, SYSTEM_NAMESPACE
+from infra.platform_values import SYSTEM_NAMESPACE
 from tau import keys
 from tau.api.meta import API_VERSION, ObjectMeta, dump
 from tau.api.workspace import (
@@ -56,7 +56,7 @@ def bootstrap_workspace_object(
             kubernetes_subject=KubernetesSubject(kind="Group", name=entra_group_object_id),
             role=RESEARCHER_ROLE,
             target=Target(namespace=workspace_namespace, create_namespace=True),
-            queue=LOCAL_QUEUE,
+            queue=keys.DEFAULT_QUEUE,
             defaults=WorkspaceDefaultsSpec(
                 output_root=f"/data/projects/{name}/runs", priority="normal"
             ),

@@ -116,6 +116,24 @@ WORKLOADSPEC_EXECUTION = DOMAIN + "workloadspec-execution"
 # stellar-* key).
 CORRELATION_ANNOTATIONS = (WORKSPACE_ID, RESULT_SCOPE, EXPERIMENT_SOURCE, METRICS_SESSION_ID)
 
+# --- Platform defaults ----------------------------------------------------------------------
+# The names the chart installs and a workspace, run or helper uses when it names none; every
+# default below is read from here (tests/unit/core/test_single_sources.py fails on a copy).
+
+# The run config files looked for in a project root, in this order.
+CONFIG_FILE_NAMES = ("tau.yaml", "tau.yml", ".tau.yaml")
+# The workspace (and its namespace) `tau workspace create` makes when none is named.
+DEFAULT_WORKSPACE = "taugrid-default"
+# The LocalQueue of every workspace in v0, and the ClusterQueue it points at.
+DEFAULT_QUEUE = "jobqueue"
+# The workspace data PVC (`tau data`, `tau serve` checkpoints).
+DEFAULT_PVC = "blob-training"
+# PriorityClass / WorkloadPriorityClass of the `default` and `priority` tiers.
+DEFAULT_PRIORITY_CLASS = "taugrid-default"
+PRIORITY_CLASS = "taugrid-priority"
+# ttlSecondsAfterFinished of a run's Job/RayJob (8h).
+DEFAULT_TTL_SECONDS = 28800
+
 # --- Kueue ----------------------------------------------------------------------------------
 
 KUEUE_GROUP = "kueue.x-k8s.io"

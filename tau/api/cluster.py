@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from tau import keys
 from tau.api.meta import (
     DNS1123_SUBDOMAIN,
     INT32_MAX,
@@ -27,7 +28,6 @@ from tau.api.meta import (
 )
 
 SINGLETON_NAME = "cluster"
-DEFAULT_QUEUE = "jobqueue"
 
 ManagementMode = Literal["Observe", "Reconcile"]
 Mode = Literal["fixed", "elastic"]
@@ -89,7 +89,8 @@ class QueueSpec(SpecModel):
 
 class WorkspaceDefaults(SpecModel):
     default_queue: str = Field(
-        default=DEFAULT_QUEUE, description="Queue of TauWorkspaces that leave spec.queue empty."
+        default=keys.DEFAULT_QUEUE,
+        description="Queue of TauWorkspaces that leave spec.queue empty.",
     )
 
 

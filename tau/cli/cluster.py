@@ -332,7 +332,9 @@ def validate_nodes(
 @validate_app.command("topology", help="Check a ClusterQueue's GPU flavors against nodes.")
 def validate_topology(
     context: str = context_option(),
-    cluster_queue: str = typer.Option("jobqueue", "--cluster-queue", help="ClusterQueue to check."),
+    cluster_queue: str = typer.Option(
+        keys.DEFAULT_QUEUE, "--cluster-queue", help="ClusterQueue to check."
+    ),
     profile: str = typer.Option(
         "", "--profile", help="Check the queues a ready workload profile resolved to."
     ),

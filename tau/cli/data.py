@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import typer
 
+from tau import keys
 from tau.cli.options import context_option, namespace_option
 from tau.cli.output import emit, print_table
 from tau.errors import RuntimeFailure, UsageError
@@ -76,7 +77,7 @@ model_app.add_typer(model_index_app, name="index")
 REGISTRY = typer.Option(
     "pvc", "--registry", help="pvc (the workspace data PVC) or file://DIR (a local directory)."
 )
-PVC = typer.Option("blob-training", "--pvc", help="The workspace data PVC (pvc registry).")
+PVC = typer.Option(keys.DEFAULT_PVC, "--pvc", help="The workspace data PVC (pvc registry).")
 TAGS = typer.Option([], "--tag", help="KEY=VALUE (repeatable).")
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import typer
 
+from tau import keys
 from tau.api.connection import DEFAULT_SYSTEM_NAMESPACE
 from tau.cli.groups import TargetGroup
 from tau.cli.options import context_option
@@ -463,7 +464,7 @@ def _preview_or_apply(
 
 @app.command("create")
 def create(
-    name: str = typer.Argument("taugrid-default", help="Workspace name."),
+    name: str = typer.Argument(keys.DEFAULT_WORKSPACE, help="Workspace name."),
     principal_name: str = typer.Option(
         None, "--principal-name", help="External group/user/team the researcher role binds."
     ),
@@ -473,7 +474,7 @@ def create(
     ),
     subject_name: str = typer.Option("", "--subject-name", help="Default: the principal name."),
     namespace: str = typer.Option("", "--namespace", help="Workload namespace (default NAME)."),
-    queue: str = typer.Option("jobqueue", "--queue", help="LocalQueue (jobqueue in v0)."),
+    queue: str = typer.Option(keys.DEFAULT_QUEUE, "--queue", help="LocalQueue (jobqueue in v0)."),
     output_root: str = typer.Option("", "--output-root", help="Default /data/projects/NAME/runs."),
     priority: str = typer.Option("normal", "--priority", help="normal, default or priority."),
     service_account: str = typer.Option("", "--service-account", help="Workload identity SA."),
@@ -515,8 +516,8 @@ def create(
 def adopt(
     name: str = typer.Argument(..., help="Workspace name."),
     namespace: str = typer.Option("", "-n", "--namespace", help="Existing namespace (NAME)."),
-    queue: str = typer.Option("jobqueue", "--queue", help="Existing LocalQueue in it."),
-    data_pvc: str = typer.Option("blob-training", "--data-pvc", help="PVC to check ('' skips)."),
+    queue: str = typer.Option(keys.DEFAULT_QUEUE, "--queue", help="Existing LocalQueue in it."),
+    data_pvc: str = typer.Option(keys.DEFAULT_PVC, "--data-pvc", help="PVC to check ('' skips)."),
     storage_class: str = typer.Option("", "--storage-class", help="Expected PVC StorageClass."),
     cluster_queue: str = typer.Option("", "--cluster-queue", help="Expected backing queue."),
     namespace_uid: str = typer.Option("", "--namespace-uid", help="Guard: Namespace UID."),

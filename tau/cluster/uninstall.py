@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tau import keys
 from tau.cluster.chart import ChartRef, renderable
 from tau.cluster.helm import HELM_OWNER, Helm
 from tau.cluster.install import release_values, server_side_args
@@ -46,7 +47,7 @@ class UninstallOptions:
 
 @dataclass(frozen=True)
 class QueueObjects:
-    cluster_queue: str = "jobqueue"
+    cluster_queue: str = keys.DEFAULT_QUEUE
     flavors: tuple[str, ...] = ("taugrid-default-cpu", "taugrid-default-gpu")
     topology: str | None = "default-node-topology"
 
@@ -66,7 +67,7 @@ def queue_objects(values: dict[str, Any]) -> QueueObjects | None:
         flavors += [str(f.get("name")) for f in gpu.get("flavors") or [] if f.get("name")]
     topology = queue.get("topology") or {}
     return QueueObjects(
-        cluster_queue=str(queue.get("name") or "jobqueue"),
+        cluster_queue=str(queue.get("name") or keys.DEFAULT_QUEUE),
         flavors=tuple(flavors),
         topology=str(topology.get("name") or "default-node-topology")
         if topology.get("enabled", True)

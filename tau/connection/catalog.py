@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from tau import keys
 from tau.api.connection import DESCRIPTOR_PATH
 from tau.connection.descriptor import Repository, is_within, load_descriptor
 from tau.connection.yamlstrict import StrictYamlError, load_one
@@ -21,9 +22,6 @@ CATALOG_FILE = "tau.projects.yaml"
 CATALOG_SCHEMA = "tau.projects.v1"
 OWNER = "repository maintainers (tau.projects.yaml)"
 SMOKE = "smoke"
-# tau.runconfig.discovery.DEFAULT_NAMES; not imported, since that loads the whole run-config
-# package for commands that never read a run config.
-DEFAULT_CONFIGS = ("tau.yaml", "tau.yml", ".tau.yaml")
 DESCRIPTOR_NAME = PurePosixPath(DESCRIPTOR_PATH).name
 
 _PROJECT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
@@ -211,7 +209,9 @@ def project_targets(project: Project) -> dict[str, Path]:
 
 
 def default_config(project: Project) -> Path | None:
-    present = [project.root / name for name in DEFAULT_CONFIGS if (project.root / name).is_file()]
+    present = [
+        project.root / name for name in keys.CONFIG_FILE_NAMES if (project.root / name).is_file()
+    ]
     if len(present) > 1:
         names = ", ".join(path.name for path in present)
         raise ValidationError(

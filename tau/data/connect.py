@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tau import keys
 from tau.data.root import DirectoryRoot, Root, Scope
 from tau.errors import UsageError
 
 if TYPE_CHECKING:
     from tau.kube import KubeClient
 
-DEFAULT_PVC = "blob-training"
 PVC = "pvc"
 
 
@@ -25,7 +25,7 @@ def open_root(
     *,
     registry: str,
     scope: tuple[Scope, ...],
-    pvc: str = DEFAULT_PVC,
+    pvc: str = keys.DEFAULT_PVC,
     context: str = "",
     namespace: str = "",
     cluster_flags: list[str] | None = None,

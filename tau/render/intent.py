@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from tau import keys
+
 Engine = Literal["job", "rayjob"]
 Launcher = Literal["python", "torchrun", "ray-train", "ray-tune"]
 
@@ -185,7 +187,7 @@ class RunIntent:
     restricted: bool = False
     service_account: str | None = None
     workload_identity: bool = False
-    ttl_seconds_after_finished: int = 28800
+    ttl_seconds_after_finished: int = keys.DEFAULT_TTL_SECONDS
     workspace: str | None = None
     workspace_id: str | None = None
     result_scope: str | None = None

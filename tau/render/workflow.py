@@ -53,7 +53,6 @@ DATA_DIR = "/data"
 HOT_DIR = "/mnt"
 TRAINER = "train.py"
 FINETUNES = "/data/checkpoints/finetunes"
-JOB_TTL_SECONDS = 28800
 HEAD_RESOURCES = Resources("1", "2Gi", None, None)
 GPU_WORKER_RESOURCES = Resources("8", "64Gi", None, None)
 CPU_WORKER_RESOURCES = Resources("1", "4Gi", None, None)
@@ -581,7 +580,7 @@ def _job(
         "spec": {
             "suspend": True,
             "backoffLimit": 0,
-            "ttlSecondsAfterFinished": JOB_TTL_SECONDS,
+            "ttlSecondsAfterFinished": keys.DEFAULT_TTL_SECONDS,
             "template": {"metadata": _metadata(intent, annotations), "spec": pod},
         },
     }

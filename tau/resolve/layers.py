@@ -46,15 +46,13 @@ T = TypeVar("T")
 RESEARCHER = "researcher: tau.yaml"
 PLATFORM = "platform team"
 
-DEFAULT_PRIORITY_CLASS = "taugrid-default"
-PRIORITY_CLASS_BY_TIER = {"default": "taugrid-default", "priority": "taugrid-priority"}
+PRIORITY_CLASS_BY_TIER = {"default": keys.DEFAULT_PRIORITY_CLASS, "priority": keys.PRIORITY_CLASS}
 DEFAULT_OUTPUT_ROOT = "/data/checkpoints/workflows"
 DEFAULT_RAY_GPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
 DEFAULT_RAY_CPU_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.54.0"
 # This project's runtime image (docker/runtime.Containerfile: Python, tau, Ray): the offload
 # sidecar's image when neither the run config nor the platform names one.
 DEFAULT_RUNTIME_IMAGE = f"mcr.microsoft.com/aks/ai-runtime/tau:{__version__}"
-DEFAULT_TTL_SECONDS = 28800
 DEFAULT_OFFLOAD_SOURCE = "stellar-online"
 DEFAULT_OFFLOAD_INTERVAL = "2s"
 
@@ -662,7 +660,7 @@ class _Resolver:
                 self.record("default priorities", "disabled", source)
             return wpc, ppc
         tier, source = self.resolve_tier()
-        default = PRIORITY_CLASS_BY_TIER.get(tier, DEFAULT_PRIORITY_CLASS)
+        default = PRIORITY_CLASS_BY_TIER.get(tier, keys.DEFAULT_PRIORITY_CLASS)
         if not wpc:
             wpc = self.record("workload_priority_class", default, source)
         if not ppc:
@@ -805,7 +803,7 @@ class _Resolver:
 
     def resolve_ttl(self, engine: str) -> int:
         if engine != "job":
-            return DEFAULT_TTL_SECONDS
+            return keys.DEFAULT_TTL_SECONDS
         value: int | None = self.get("run.ttl_seconds_after_finished")
         if value is not None:
             return self.record(
@@ -817,7 +815,9 @@ class _Resolver:
                 self.workspace.retention_seconds,
                 self.ws("retention"),
             )
-        return self.record("ttl_seconds_after_finished", DEFAULT_TTL_SECONDS, self.default("8h"))
+        return self.record(
+            "ttl_seconds_after_finished", keys.DEFAULT_TTL_SECONDS, self.default("8h")
+        )
 
     # --- storage ------------------------------------------------------------------------------
 

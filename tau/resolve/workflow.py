@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
+from tau import keys
 from tau.errors import UsageError, ValidationError
 from tau.render.intent import Provenance as RenderProvenance
 from tau.render.intent import Resources
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 RESEARCHER = "researcher (workflow manifest)"
-DEFAULT_PRIORITY = "taugrid-default"
-PRIORITY_TIER = "taugrid-priority"
 EXTRA_DEST = re.compile(r"^[A-Za-z0-9._-]+$")
 # What a `workflow.file` wrapper may set; every other field is the manifest's.
 WRAPPER_FIELDS = frozenset(
@@ -530,7 +529,7 @@ class _Resolver:
             )
             return None, None
         tier = self.workspace.priority_tier if self.workspace else None
-        value = PRIORITY_TIER if tier == "priority" else DEFAULT_PRIORITY
+        value = keys.PRIORITY_CLASS if tier == "priority" else keys.DEFAULT_PRIORITY_CLASS
         source = Source(Layer.WORKSPACE, "priority") if tier else Source(Layer.DEFAULT)
         self.record("workload_priority_class", value, source)
         self.record("pod_priority_class", value, source)

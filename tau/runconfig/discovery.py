@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tau import keys
 from tau.errors import UsageError
 
-DEFAULT_NAMES = ("tau.yaml", "tau.yml", ".tau.yaml")
 TARGET_DIR = "tau"
 
 
@@ -84,7 +84,7 @@ def discover(cwd: str | Path, target: str | None = None, config: str | Path | No
         if not found:
             raise missing_target(target, cwd / TARGET_DIR)
         return _shown(found[0], cwd)
-    for name in DEFAULT_NAMES:
+    for name in keys.CONFIG_FILE_NAMES:
         if (cwd / name).is_file():
             return _shown(cwd / name, cwd)
     raise UsageError("no Tau run config found; create tau.yaml or pass --config")

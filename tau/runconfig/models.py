@@ -67,7 +67,6 @@ PRIORITY_TIERS = ("default", "priority")
 GPU_RESOURCE_MODES = ("device-plugin", "nvidia", "dra", "mig")
 RETRY_REASONS = ("Preempted", "Evicted", "OOMKilled")
 DEFAULT_RETRY_ON = ("Preempted", "Evicted")
-DEFAULT_TTL_SECONDS = 28800
 DEFAULT_CHECKPOINT_ROOT = "/data/checkpoints/finetunes"
 # Go duration strings (`30s`, `1m30s`); YAML numbers are rejected, as upstream does.
 DURATION_FIELDS = frozenset(
@@ -401,7 +400,7 @@ class RunBlock(Block):
     ttl_seconds_after_finished: int | None = spec(
         doc="Seconds a finished Job is kept (1..2147483647).",
         status=DIRECT_ONLY,
-        shown_default=str(DEFAULT_TTL_SECONDS),
+        shown_default=str(keys.DEFAULT_TTL_SECONDS),
     )
     working_dir: str | None = spec(
         doc="Local project directory shipped to Ray (relative to the config).",
@@ -561,7 +560,7 @@ class RunConfig(Block):
     def ttl_seconds(self) -> int:
         run = self.run
         value = run.ttl_seconds_after_finished if run else None
-        return DEFAULT_TTL_SECONDS if value is None else value
+        return keys.DEFAULT_TTL_SECONDS if value is None else value
 
     def retry_on(self) -> list[str]:
         resilience = self.resilience or Resilience()

@@ -21,7 +21,6 @@ from tau.serving.flags import echo, usage
 if TYPE_CHECKING:
     from tau.kube import KubeClient
 
-DEFAULT_PVC = "blob-training"
 CHECKPOINTS_DIR = f"{DATA_DIR}/checkpoints"
 FINETUNES_DIR = f"{CHECKPOINTS_DIR}/finetunes"
 RUN_OWNER = "researcher: the finetune run"
@@ -57,7 +56,7 @@ class CheckpointRequest:
     finetune: str = ""
     artifact: str = ""
     model: str = ""
-    pvc: str = DEFAULT_PVC
+    pvc: str = keys.DEFAULT_PVC
     pvc_explicit: bool = False
 
     @property

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tau import keys
 from tau.errors import UsageError
 from tau.render.endpoint import FLAGS
 from tau.serving import flags
-from tau.serving.checkpoint import DEFAULT_PVC, CheckpointRequest, parse_checkpoint_ref
+from tau.serving.checkpoint import CheckpointRequest, parse_checkpoint_ref
 
 KINDS = ("rayservice", "deployment")
 DRY_RUN_MODES = ("client", "server")
@@ -263,6 +264,6 @@ def checkpoint_request(request: DeployRequest) -> CheckpointRequest:
         finetune=run,
         artifact=artifact,
         model=model,
-        pvc=request.checkpoint_pvc or DEFAULT_PVC,
+        pvc=request.checkpoint_pvc or keys.DEFAULT_PVC,
         pvc_explicit=bool(request.checkpoint_pvc),
     )

@@ -34,7 +34,13 @@ from tau.api.workspace import (
     WorkspaceDefaultsSpec,
 )
 from tau.errors import RuntimeFailure, UsageError, ValidationError
-from tau.keys import KUEUE_DEFAULT_LOCAL_QUEUE, WORKSPACE
+from tau.keys import (
+    DEFAULT_PVC,
+    DEFAULT_QUEUE,
+    DEFAULT_WORKSPACE,
+    KUEUE_DEFAULT_LOCAL_QUEUE,
+    WORKSPACE,
+)
 from tau.kube import KubeClient
 from tau.kube.resources import (
     CLUSTER_QUEUES,
@@ -46,9 +52,6 @@ from tau.kube.resources import (
     TAU_WORKSPACES,
 )
 
-DEFAULT_NAME = "taugrid-default"
-DEFAULT_QUEUE = "jobqueue"
-DEFAULT_PVC = "blob-training"
 OPERATOR = "platform operator"
 
 
@@ -107,7 +110,7 @@ def _spec(**values: Any) -> TauWorkspaceSpec:
 
 
 def render_create(
-    name: str = DEFAULT_NAME,
+    name: str = DEFAULT_WORKSPACE,
     *,
     system_namespace: str,
     namespace: str = "",

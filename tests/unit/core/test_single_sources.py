@@ -2,7 +2,8 @@
 
 A label spelled twice drifts (Kueue never admits a workload whose queue label is misspelled in
 one renderer), so these scans fail naming the file:line of a copy: `tau.azure.com/` and
-`kueue.x-k8s.io/` keys and environment-variable names live in `tau/keys.py`, `Resource`
+`kueue.x-k8s.io/` keys, environment-variable names and the platform defaults (config file
+names, queue, PVC, priority classes, workspace, TTL) live in `tau/keys.py`, `Resource`
 definitions in `tau/kube/resources.py`, and SQL in `tau/evidence`.
 """
 
@@ -20,6 +21,18 @@ REPO = Path(__file__).resolve().parents[3]
 SCANNED = ("tau", "infra")
 KEY_DOMAINS = ("tau.azure.com/", "kueue.x-k8s.io/")
 TAU_ENV = re.compile(r"TAU_[A-Z0-9_]*")
+# The value of each platform default in tau/keys.py: a literal equal to one, anywhere else, is
+# a second copy that drifts when the chart renames the object.
+DEFAULTS: dict[str | int, str] = {
+    "tau.yaml": "CONFIG_FILE_NAMES",
+    "tau.yml": "CONFIG_FILE_NAMES",
+    ".tau.yaml": "CONFIG_FILE_NAMES",
+    "jobqueue": "DEFAULT_QUEUE",
+    "blob-training": "DEFAULT_PVC",
+    "taugrid-default": "DEFAULT_PRIORITY_CLASS or DEFAULT_WORKSPACE",
+    "taugrid-priority": "PRIORITY_CLASS",
+    28800: "DEFAULT_TTL_SECONDS",
+}
 SQL = re.compile(
     r"\bSELECT\b.*\bFROM\b|\bINSERT\s+(OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b"
     r"|\bDELETE\s+FROM\b|\bCREATE\s+(TABLE|(UNIQUE\s+)?INDEX|VIEW|TRIGGER)\b|\bALTER\s+TABLE\b"
@@ -122,6 +135,41 @@ def test_tau_and_kueue_keys_and_environment_names_are_spelled_only_in_keys_py() 
         for line, name in env_names(tree):
             copies.append(f"{rel}:{line}: environment name {name!r}")
     assert not copies, "spell these with a tau/keys.py name:\n" + "\n".join(copies)
+
+
+def default_copies(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Literals (strings, or integers other than booleans) equal to a platform default."""
+    for line, text in strings(tree):
+        if text in DEFAULTS:
+            yield line, text
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value in DEFAULTS:
+            yield node.lineno, str(value)
+
+
+def test_platform_defaults_are_spelled_only_in_keys_py() -> None:
+    copies = [
+        f"{rel}:{line}: {text!r} (use keys.{DEFAULTS[int(text) if text.isdigit() else text]})"
+        for rel, tree in modules()
+        if rel != "tau/keys.py"
+        for line, text in default_copies(tree)
+    ]
+    assert not copies, "spell these with their tau/keys.py name:\n" + "\n".join(copies)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'DEFAULT_PVC = "blob-training"',
+        'def f(queue: str = "jobqueue") -> None: ...',
+        'NAMES = ("tau.yaml", "tau.yml")',
+        "ttl_seconds_after_finished: int = 28800",
+        'x = {"default": "taugrid-default", "priority": "taugrid-priority"}',
+    ],
+)
+def test_the_default_scan_catches_each_copy(source: str) -> None:
+    assert list(default_copies(ast.parse(source)))
 
 
 def test_every_api_type_is_defined_in_the_one_resource_table() -> None:
