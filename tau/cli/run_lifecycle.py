@@ -206,7 +206,11 @@ def cancel(
     ),
     teardown_timeout: str = typer.Option("12m", "--teardown-timeout", help="Longest wait."),
     interval: str = typer.Option("2s", "--interval", help="Poll interval while waiting."),
-    timeout: str = typer.Option("30s", "--timeout", help="MultiKueue manager cleanup wait."),
+    timeout: str = typer.Option(
+        "30s",
+        "--timeout",
+        help="Longest wait for a MultiKueue run's manager Workloads to be removed.",
+    ),
     local: bool = LOCAL,
 ) -> None:
     """Stop a run: delete its Job/RayJob and headless Service; Kueue releases the quota.
@@ -222,8 +226,10 @@ def cancel(
 
     limit = duration_seconds("--teardown-timeout", teardown_timeout)
     every = duration_seconds("--interval", interval)
-    duration_seconds("--timeout", timeout)
-    request = CancelRequest(name, wait=wait, teardown_timeout=limit, interval=every)
+    cleanup = duration_seconds("--timeout", timeout)
+    request = CancelRequest(
+        name, wait=wait, teardown_timeout=limit, interval=every, timeout=cleanup
+    )
     backend(name, local, route(context, namespace, workspace)).cancel(request, terminal())
 
 

@@ -16,7 +16,7 @@ from tau import keys
 from tau.errors import RuntimeFailure
 from tau.kube import AuthorizationError, KubeClient, NotFoundError, ObjectLister, Resource
 from tau.kube.deletion import delete
-from tau.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SERVICES
+from tau.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SERVICES, WORKLOADS
 from tau.lifecycle import objects as o
 
 
@@ -155,6 +155,72 @@ def describe_held(clusters: list[str], pods: list[dict[str, Any]]) -> str:
     return text + (f", on {','.join(nodes)}" if nodes else "")
 
 
+def manager_workloads(
+    kube: KubeClient, namespace: str, name: str, uids: list[str]
+) -> list[dict[str, Any]]:
+    """The Kueue Workloads of run `name` (by tau's job label, or the Kueue job-uid label of
+    the deleted owners)."""
+    found: dict[str, dict[str, Any]] = {}
+    for selector in (f"{keys.JOB}={name}", *(f"{keys.KUEUE_JOB_UID}={uid}" for uid in uids)):
+        for workload in _optional(kube, WORKLOADS, namespace, selector):
+            found[o.name(workload)] = workload
+    return [found[n] for n in sorted(found)]
+
+
+def describe_workloads(workloads: list[dict[str, Any]]) -> str:
+    """`<workload>/<check>=<state>(<message>)` for each admission check, else the name."""
+    parts = []
+    for workload in workloads:
+        checks = [
+            f"{o.name(workload)}/{check.get('name', '')}={check.get('state', '')}"
+            + (f"({check['message']})" if check.get("message") else "")
+            for check in o.status(workload).get("admissionChecks") or []
+        ]
+        parts.extend(checks or [o.name(workload)])
+    return ", ".join(parts)
+
+
+def await_manager_cleanup(
+    kube: KubeClient,
+    namespace: str,
+    name: str,
+    uids: list[str],
+    *,
+    timeout: float,
+    interval: float,
+    say: Callable[[str], None],
+    sleep: Callable[[float], None],
+) -> None:
+    """Wait until the manager's Workloads of a MultiKueue run are gone.
+
+    MultiKueue removes a manager Workload only after the worker cluster's copy is deleted, so
+    until then the run may still hold the worker's quota and a resubmission can be dispatched
+    next to it. The wait is bounded by `tau run cancel --timeout`.
+    """
+    workloads = manager_workloads(kube, namespace, name, uids)
+    if not workloads:
+        return
+    shown = describe_workloads(workloads)
+    say(f"waiting for MultiKueue to remove the manager Workloads of {name}: {shown}")
+    deadline = time.monotonic() + timeout
+    while workloads:
+        if time.monotonic() >= deadline:
+            raise RuntimeFailure(
+                f"timed out after {timeout:g}s (--timeout) waiting for MultiKueue to remove the "
+                f"manager Workloads of {namespace}/{name}: {shown}",
+                hint=f"retry `tau run cancel {name} -n {namespace} --timeout 5m`, or inspect with "
+                f"`kubectl -n {namespace} get workloads -l {keys.JOB}={name}`",
+                owner="platform operator (MultiKueue worker connection)",
+            )
+        sleep(interval)
+        workloads = manager_workloads(kube, namespace, name, uids)
+        now = describe_workloads(workloads)
+        if workloads and now != shown:
+            say(f"still waiting: {now}")
+            shown = now
+    say(f"MultiKueue manager Workloads of {name} removed")
+
+
 def cancel(
     kube: KubeClient,
     namespace: str,
@@ -163,17 +229,27 @@ def cancel(
     wait: bool = True,
     teardown_timeout: float = 720,
     interval: float = 2,
+    timeout: float = 30,
     say: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
 ) -> bool:
-    """Delete the run; return True when compute is released (always waits when `wait`)."""
+    """Delete the run; return True when compute is released (always waits when `wait`).
+
+    With `wait`, a MultiKueue run (its Job/RayJob managed by MultiKueue) first waits up to
+    `timeout` seconds for the manager's Workloads to go, then for compute release.
+    """
     deleted = 0
+    multikueue: list[str] = []
     for resource, shown, object_name in (
         (RAY_JOBS, "rayjob.ray.io", name),
         (JOBS, "job.batch", name),
         (SERVICES, "service", f"{name}-headless"),
     ):
         try:
+            if resource is not SERVICES:
+                owner = kube.get_or_none(resource, object_name, namespace)
+                if owner is not None and _managed_by_multikueue(owner):
+                    multikueue.append(str((owner.get("metadata") or {}).get("uid") or ""))
             result = delete(kube, resource, object_name, namespace)
         except NotFoundError as error:
             if error.resource_missing:
@@ -194,6 +270,18 @@ def cancel(
             hint=f"list runs with `tau run list -n {namespace}`",
             owner="researcher: run name or namespace",
         )
+    if wait and multikueue:
+        await_manager_cleanup(
+            kube,
+            namespace,
+            name,
+            multikueue,
+            timeout=timeout,
+            interval=interval,
+            say=say,
+            sleep=sleep,
+        )
+        clusters, pods = held(kube, namespace, name)
     if not clusters and not pods:
         say(f"compute released: no RayCluster or pods remain for {name}")
         return True
@@ -219,3 +307,7 @@ def cancel(
         clusters, pods = held(kube, namespace, name)
     say(f"compute released: no RayCluster or pods remain for {name}")
     return True
+
+
+def _managed_by_multikueue(owner: dict[str, Any]) -> bool:
+    return bool((owner.get("spec") or {}).get("managedBy") == keys.MULTIKUEUE_CONTROLLER)

@@ -68,6 +68,8 @@ class CancelRequest:
     wait: bool = True
     teardown_timeout: float = 720.0
     interval: float = 2.0
+    # The longest wait for a MultiKueue run's manager Workloads to go (`--timeout`).
+    timeout: float = 30.0
 
 
 @dataclass(frozen=True)

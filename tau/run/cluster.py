@@ -215,6 +215,7 @@ class ClusterBackend:
             wait=request.wait,
             teardown_timeout=request.teardown_timeout,
             interval=request.interval,
+            timeout=request.timeout,
             say=terminal.out,
         )
 

@@ -35,6 +35,7 @@ BAD_FLAGS = [
     (("run", "get", "x", "--artifact", "../secrets"), "not a clean path inside the results"),
     (("run", "get", "x", "-o", "yaml"), "--output must be table, json or raw"),
     (("run", "cancel", "x", "--teardown-timeout", "0s"), "--teardown-timeout must be > 0"),
+    (("run", "cancel", "x", "--timeout", "0s"), "--timeout must be > 0"),
     (
         ("run", "resume", "x", "-c", "tau.yaml", "--from", "relative/dir"),
         "--from must be an absolute path (starts with /); got 'relative/dir'",
