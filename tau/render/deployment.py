@@ -21,6 +21,7 @@ from tau.render.endpoint import (
     pod_labels,
     require_queue,
     resources,
+    secure,
     service_annotations,
     service_labels,
     volumes_and_mounts,
@@ -109,6 +110,7 @@ def _pod_template(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
     pod["containers"] = [_main(intent, mounts), *sidecars]
     if volumes:
         pod["volumes"] = volumes
+    secure(intent, pod)
     return {
         "metadata": {"labels": dict(sorted(labels.items())), "annotations": annotations},
         "spec": pod,

@@ -19,6 +19,7 @@ from tau.render.meta import clean_annotations, clean_labels
 from tau.render.metadata import image_digest
 from tau.render.names import DNS1123_LABEL, LABEL_MAX, check_namespace
 from tau.render.placement import placement_annotations, placement_labels
+from tau.render.security import apply_restricted, profile_security
 from tau.render.volumes import SHM_PATH
 
 Kind = Literal["rayservice", "deployment"]
@@ -104,6 +105,8 @@ class ServeIntent:
     probes: Probes = field(default_factory=Probes)
     service_port: int = 0
     service_target_port: int = 0
+    # Every pod passes Pod Security `restricted` (the serving namespace may enforce it).
+    restricted: bool = False
 
     @property
     def multi_node(self) -> bool:
@@ -126,6 +129,19 @@ def check_name(intent: ServeIntent, *, limit: int = LABEL_MAX) -> None:
             owner=FLAGS,
         )
     check_namespace(intent.namespace)
+
+
+def secure(intent: ServeIntent, pod: dict[str, Any]) -> None:
+    """The restricted fields on a finished pod spec, or only what the profile asks for."""
+    if intent.restricted:
+        apply_restricted(
+            pod,
+            intent.placement,
+            setting=f'Pod Security "restricted" of namespace {intent.namespace}',
+            hint="serve with a profile without root/privileged settings",
+        )
+    else:
+        profile_security(pod, intent.placement)
 
 
 def require_queue(intent: ServeIntent, what: str) -> None:

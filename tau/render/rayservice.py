@@ -22,6 +22,7 @@ from tau.render.endpoint import (
     pod_labels,
     require_queue,
     resources,
+    secure,
     service_annotations,
     service_labels,
     volumes_and_mounts,
@@ -179,6 +180,7 @@ def _single_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any
     pod["containers"] = [container]
     if volumes:
         pod["volumes"] = volumes
+    secure(intent, pod)
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0"},
         "template": {"metadata": _pod_metadata(intent, topology=True), "spec": pod},
@@ -202,6 +204,7 @@ def _multi_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]
     pod["containers"] = [container]
     if volumes:
         pod["volumes"] = volumes
+    secure(intent, pod)
     return {
         "rayStartParams": {"dashboard-host": "0.0.0.0", "num-cpus": "0", "num-gpus": "0"},
         "template": {"metadata": _pod_metadata(intent, topology=False), "spec": pod},
@@ -238,6 +241,7 @@ def _worker_group(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]:
     pod["containers"] = [container]
     if volumes:
         pod["volumes"] = volumes
+    secure(intent, pod)
     return {
         "groupName": WORKER_GROUP,
         "replicas": intent.nodes,

@@ -1,9 +1,10 @@
-"""`runtime.security.mode: restricted`: the Kubernetes Restricted Pod Security profile.
+"""The Kubernetes Restricted Pod Security profile, stamped onto every pod Tau renders.
 
-Namespaces enforcing `pod-security.kubernetes.io/enforce: restricted` reject any pod that
-misses one field, so the fields are applied to the pod and to every init, main and sidecar
-container Tau generates; a profile that needs root or extra privileges cannot be honoured
-and fails rendering instead of failing admission later.
+Namespaces enforcing `pod-security.kubernetes.io/enforce: restricted` (a workspace's by
+default) reject any pod that misses one field, so the fields are applied to the pod and to
+every init, main and sidecar container Tau generates; a profile that needs root or extra
+privileges cannot be honoured and fails rendering instead of failing admission later. `tau
+run` targets (`runtime.security.mode`), managed workflows and `tau serve` endpoints share it.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from tau.render.intent import Placement
 DEFAULT_UID = 65532
 DEFAULT_GID = 65532
 _SECCOMP = {"type": "RuntimeDefault"}
+RUN_SETTING = "runtime.security.mode: restricted"
+RUN_HINT = "select a profile without root/privileged settings or remove runtime.security.mode"
 
 
-def check_restricted(placement: Placement) -> None:
+def check_restricted(
+    placement: Placement, setting: str = RUN_SETTING, hint: str = RUN_HINT
+) -> None:
     problems = []
     if placement.run_as_user == 0:
         problems.append("runs as root (runAsUser: 0)")
@@ -32,42 +37,55 @@ def check_restricted(placement: Placement) -> None:
         problems.append(f"adds capabilities {', '.join(placement.add_capabilities)}")
     if problems:
         raise RenderError(
-            f"runtime.security.mode: restricted cannot be honoured: workload profile "
+            f"{setting} cannot be honoured: workload profile "
             f"{placement.profile or '(none)'} {'; '.join(problems)}",
-            hint="select a profile without root/privileged settings or remove "
-            "runtime.security.mode",
+            hint=hint,
             owner=PLATFORM,
         )
 
 
-def pod_security_context(placement: Placement) -> dict[str, Any]:
+def pod_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> dict[str, Any]:
     return {
         "runAsNonRoot": True,
-        "runAsUser": placement.run_as_user or DEFAULT_UID,
-        "runAsGroup": placement.run_as_group or DEFAULT_GID,
+        "runAsUser": uid,
+        "runAsGroup": gid,
         "seccompProfile": dict(_SECCOMP),
     }
 
 
-def container_security_context(placement: Placement) -> dict[str, Any]:
+def container_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> dict[str, Any]:
     return {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
         "privileged": False,
         "runAsNonRoot": True,
-        "runAsUser": placement.run_as_user or DEFAULT_UID,
-        "runAsGroup": placement.run_as_group or DEFAULT_GID,
+        "runAsUser": uid,
+        "runAsGroup": gid,
         "seccompProfile": dict(_SECCOMP),
     }
 
 
-def apply_restricted(pod_spec: dict[str, Any], placement: Placement) -> None:
-    """Stamp the restricted fields onto a finished pod spec (every container kind)."""
-    check_restricted(placement)
-    pod_spec["securityContext"] = pod_security_context(placement)
+def stamp_restricted(
+    pod_spec: dict[str, Any], uid: int = DEFAULT_UID, gid: int = DEFAULT_GID
+) -> None:
+    """Set the restricted fields on a finished pod spec and every container in it."""
+    pod_spec["securityContext"] = pod_security_context(uid, gid)
     for kind in ("initContainers", "containers"):
         for container in pod_spec.get(kind, []):
-            container["securityContext"] = container_security_context(placement)
+            container["securityContext"] = container_security_context(uid, gid)
+
+
+def apply_restricted(
+    pod_spec: dict[str, Any],
+    placement: Placement,
+    setting: str = RUN_SETTING,
+    hint: str = RUN_HINT,
+) -> None:
+    """The profile's explicit non-zero ids are kept; privileges it asks for are refused."""
+    check_restricted(placement, setting, hint)
+    stamp_restricted(
+        pod_spec, placement.run_as_user or DEFAULT_UID, placement.run_as_group or DEFAULT_GID
+    )
 
 
 def profile_security(pod_spec: dict[str, Any], placement: Placement) -> None:

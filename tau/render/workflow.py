@@ -43,6 +43,7 @@ from tau.render.rayjob import (
     ray_version,
     worker_probes,
 )
+from tau.render.security import stamp_restricted
 from tau.render.volumes import HOT_VOLUME, SCRIPT_PATH, SCRIPT_VOLUME, SHM_PATH, SHM_VOLUME
 
 DEFAULT_IMAGE = "mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.56.0-cuda13.0"
@@ -121,6 +122,8 @@ class WorkflowIntent:
     lane: str | None = None
     # Datasets pinned from `dataset:` env references: (name@version, digest).
     datasets: tuple[tuple[str, str], ...] = ()
+    # Every pod passes Pod Security `restricted` (the workspace namespace enforces it).
+    restricted: bool = False
 
     @property
     def run_dir(self) -> str:
@@ -366,6 +369,11 @@ def _pod(
     return spec
 
 
+def _secure(intent: WorkflowIntent, pod: dict[str, Any]) -> None:
+    if intent.restricted:
+        stamp_restricted(pod)
+
+
 def _selector(intent: WorkflowIntent) -> dict[str, str]:
     selector = dict(intent.node_selector)
     if intent.gpu_class and intent.gpu_class != "any":
@@ -425,6 +433,7 @@ def _worker_group(
         pod["nodeSelector"] = selector
     if gpus:
         pod["tolerations"] = gpu_tolerations()
+    _secure(intent, pod)
     return {
         "groupName": name,
         "replicas": replicas,
@@ -519,6 +528,7 @@ def _rayjob(
         spec["runtimeEnvYAML"] = yaml.safe_dump({"pip": list(intent.pip)}, sort_keys=False)
     head_pod = _pod(intent, [head], inits_head, volumes, head=True)
     driver_log.attach(head_pod, intent.image)
+    _secure(intent, head_pod)
     spec["rayClusterSpec"] = {
         "rayVersion": ray_version(intent.image),
         "headGroupSpec": {
@@ -568,6 +578,7 @@ def _job(
         pod["nodeSelector"] = selector
     if intent.gpus:
         pod["tolerations"] = gpu_tolerations()
+    _secure(intent, pod)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",

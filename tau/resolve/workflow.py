@@ -307,6 +307,7 @@ class _Resolver:
             workspace_id=self.workspace.workspace_id if self.workspace else None,
             team=manifest.policy.team,
             lane=manifest.policy.lane,
+            restricted=self.restricted(),
         )
         if self.placeholders:
             self.warnings.append(
@@ -316,6 +317,15 @@ class _Resolver:
                 "`tau workspace connection`, or pass the flags)"
             )
         return WorkflowResolution(intent, self.table, self.warnings, self.notes, self.placeholders)
+
+    def restricted(self) -> bool:
+        """Restricted pods where the workspace namespace enforces Pod Security `restricted`
+        (its pods would be refused otherwise); manifests have no setting of their own."""
+        if self.workspace is None or self.workspace.pod_security != "restricted":
+            return False
+        what = f"TauWorkspace {self.workspace.name} namespace enforces Pod Security restricted"
+        self.record("pod security", "restricted", Source(Layer.WORKSPACE, what))
+        return True
 
     # --- the manifest, with the wrapper's fields -------------------------------------------
 

@@ -54,6 +54,7 @@ def deploy(request: DeployRequest, *, client: KubeClient | None = None) -> Deplo
 
         client = KubeClient(None, request.context)
     from tau.profiles.live import read_profile_set
+    from tau.serving.podsecurity import restricted_for
     from tau.serving.queue import resolve_queue
 
     selection = read_profile_set(client).select(
@@ -61,7 +62,10 @@ def deploy(request: DeployRequest, *, client: KubeClient | None = None) -> Deplo
     )
     queue = resolve_queue(client, request.namespace, selection.profile)
     chosen = checkpoints.live(client, request.namespace, wanted) if wanted.live else None
-    intent = plan.build(request, parsed, selection, queue.name, chosen or offline_checkpoint)
+    restricted = restricted_for(client, request.namespace)
+    intent = plan.build(
+        request, parsed, selection, queue.name, chosen or offline_checkpoint, restricted
+    )
     objects = render(intent)
     notes = [f"LocalQueue {queue.name} ({queue.source}) -> ClusterQueue {queue.cluster_queue}"]
     if request.dry_run == "client":
@@ -85,7 +89,7 @@ def _from_snapshot(request: DeployRequest, parsed: plan.Parsed, checkpoint: Any)
         request.profile, namespace=request.namespace, lane=LANE, scopes=SCOPES
     )
     queue = selection.profile.get("defaultLocalQueue") or ""
-    intent = plan.build(request, parsed, selection, queue, checkpoint)
+    intent = plan.build(request, parsed, selection, queue, checkpoint, restricted=True)
     notes = [
         f'offline: LocalQueue "{queue}" is workload profile "{selection.name}"\'s'
         " defaultLocalQueue; deploy resolves the namespace's platform-managed default"

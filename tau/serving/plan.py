@@ -168,8 +168,10 @@ def build(
     selection: Selection,
     queue: str,
     checkpoint: Checkpoint | None,
+    restricted: bool = False,
 ) -> ServeIntent:
-    """The endpoint's intent; `queue` is the resolved (or, offline, the profile's) LocalQueue."""
+    """The endpoint's intent; `queue` is the resolved (or, offline, the profile's) LocalQueue;
+    `restricted`: the namespace may enforce Pod Security restricted (see podsecurity)."""
     gpus, nodes = check_shape(request, selection.profile)
     return ServeIntent(
         name=request.name,
@@ -207,4 +209,5 @@ def build(
         ),
         service_port=request.service_port,
         service_target_port=request.service_target_port,
+        restricted=restricted,
     )
