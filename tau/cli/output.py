@@ -1,7 +1,8 @@
 """Structured output shared by every command: `-o table|json|yaml`.
 
-Commands build plain data (dicts/lists of JSON-compatible values) and a table description;
-this module decides how it reaches the terminal so every verb behaves the same way.
+Commands build plain data (dicts/lists of JSON-compatible values, or a `tau.cli.documents`
+model) and a table description; this module decides how it reaches the terminal so every
+verb behaves the same way: json and yaml always print the same document.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 
 import typer
 
+from tau.errors import UsageError
+
 
 class Output(StrEnum):
     table = "table"
@@ -22,6 +25,14 @@ class Output(StrEnum):
 
 
 OUTPUT_OPTION_HELP = "Output format: table (human), json or yaml (stable, machine-readable)."
+
+
+def check_output(output: str, *extra: str) -> str:
+    """Refuse an `-o` value other than table|json|yaml and the verb's own `extra` forms."""
+    allowed = [*Output, *extra]
+    if output not in allowed:
+        raise UsageError(f"--output must be {', '.join(allowed[:-1])} or {allowed[-1]}")
+    return output
 
 
 def output_option(default: Output = Output.table) -> Any:
@@ -81,6 +92,10 @@ def emit(
     table: Callable[[], None] | None = None,
 ) -> None:
     """Print `data` as json/yaml, or call `table` (defaults to json when none is given)."""
+    from tau.cli.documents import Document
+
+    if isinstance(data, Document):
+        data = data.dump()
     output = Output(output)
     if output is Output.yaml:
         sys.stdout.write(dump_yaml(data))

@@ -8,15 +8,18 @@ run validate` stays fast.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
 import typer
 
 from tau.cli.options import context_option, duration_seconds, namespace_option, workspace_option
+from tau.cli.output import check_output, output_option
 from tau.errors import UsageError
 
 if TYPE_CHECKING:
+    from tau.cli.documents import Document
     from tau.lifecycle.logs import LogOptions
     from tau.run.backend import Backend, Route, Terminal
 
@@ -28,16 +31,33 @@ LIST_LOCAL = typer.Option(False, "--local", help="List the local engine's runs o
 NAME = typer.Argument(..., metavar="NAME", help="Run name (the Job or RayJob name).")
 
 
-def terminal() -> Terminal:
-    from tau.cli.output import dump_json, print_table
+def terminal(output: str = "table", model: type[Document] | None = None) -> Terminal:
+    """The printers a backend prints through. A read verb passes its `-o` value and the
+    model of its document (`tau.cli.documents`), so json and yaml print the same validated
+    document; the other verbs print none."""
+    from tau.cli.output import emit, print_table
     from tau.run.backend import Terminal
+
+    def document(data: Mapping[str, object]) -> None:
+        if model is None:
+            raise TypeError("this verb has no -o json|yaml document")
+        emit(model.model_validate(data), output)
 
     return Terminal(
         out=click.echo,
         err=lambda text: click.echo(text, err=True),
-        json=lambda data: click.echo(dump_json(data)),
         table=print_table,
+        document=document,
+        status=_status,
     )
+
+
+def _status(doc: Mapping[str, object]) -> None:
+    from rich.console import Console
+
+    from tau.cli.status_view import render
+
+    render(doc, Console(highlight=False, soft_wrap=True))
 
 
 def backend(name: str | None, local: bool, route: Route, *, data_root: str = "") -> Backend:
@@ -80,7 +100,7 @@ def status(
     diagnostic_hints: bool = typer.Option(
         False, "--diagnostic-hints", help="Print kubectl commands for deeper inspection."
     ),
-    output: str = typer.Option("table", "-o", "--output", help="table or json."),
+    output: str = output_option(),
     local: bool = LOCAL,
 ) -> None:
     """Show the ordered startup phases of a run and the first layer that is not done.
@@ -91,20 +111,22 @@ def status(
       tau run status train-x1 -o json | jq .phases
       tau run status train-x1 --diagnostic-hints
     """
-    if output not in ("table", "json"):
-        raise UsageError("--output must be table or json")
+    check_output(output)
     if diagnostic_hints and watch:
         raise UsageError("--diagnostic-hints cannot be used with --watch")
-    if output == "json" and watch:
-        raise UsageError("--output json cannot be used with --watch; poll with -o json instead")
-    if diagnostic_hints and output == "json":
+    if output != "table" and watch:
         raise UsageError(
-            "--diagnostic-hints cannot be used with --output json; the JSON already carries "
-            "diagnostics"
+            f"--output {output} cannot be used with --watch; poll with -o {output} instead"
+        )
+    if diagnostic_hints and output != "table":
+        raise UsageError(
+            f"--diagnostic-hints cannot be used with --output {output}; the document already "
+            "carries diagnostics"
         )
     if max_iterations < 0:
         raise UsageError("--max-iterations must be >= 0")
     seconds = duration_seconds("--interval", interval)
+    from tau.cli.documents import RunStatus
     from tau.run.backend import StatusRequest
 
     request = StatusRequest(
@@ -117,7 +139,8 @@ def status(
         run_profile=run_profile,
         diagnostic_hints=diagnostic_hints,
     )
-    backend(name, local, route(context, namespace, workspace, ctx)).status(request, terminal())
+    chosen = backend(name, local, route(context, namespace, workspace, ctx))
+    chosen.status(request, terminal(output, RunStatus))
 
 
 def list_(
@@ -128,7 +151,7 @@ def list_(
     include_external: bool = typer.Option(
         False, "--include-external", help="Also batch Jobs not submitted by tau (SOURCE column)."
     ),
-    output: str = typer.Option("table", "-o", "--output", help="table or json."),
+    output: str = output_option(),
     local: bool = LIST_LOCAL,
 ) -> None:
     """List runs (Jobs and RayJobs) in a namespace, newest first.
@@ -139,12 +162,13 @@ def list_(
       tau run list --include-external -o json
       tau run list --local                  # local-engine runs on this machine
     """
-    if output not in ("table", "json"):
-        raise UsageError("--output must be table or json")
+    check_output(output)
+    from tau.cli.documents import RunList
     from tau.run.backend import ListRequest
 
     request = ListRequest(output=output, queue=queue, include_external=include_external)
-    backend(None, local, route(context, namespace, workspace)).list(request, terminal())
+    chosen = backend(None, local, route(context, namespace, workspace))
+    chosen.list(request, terminal(output, RunList))
 
 
 def log_options() -> dict[str, Any]:
@@ -292,7 +316,9 @@ def get(
     artifact: str = typer.Option("", "--artifact", help="One file, relative to the results."),
     path: str = typer.Option("", "--path", help="Result path (with --pvc; external Jobs)."),
     pvc: str = typer.Option("", "--pvc", help="PVC holding --path."),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or raw."),
+    output: str = typer.Option(
+        "table", "-o", "--output", help="table, json, yaml or raw (one file's bytes)."
+    ),
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
@@ -307,12 +333,13 @@ def get(
       tau run get train-x1                  # list the result directory
       tau run get train-x1 --artifact model.json -o raw > model.json
     """
-    if output not in ("table", "json", "raw"):
-        raise UsageError("--output must be table, json or raw")
+    check_output(output, "raw")
+    from tau.cli.documents import RunResults
     from tau.run.backend import GetRequest
 
     request = GetRequest(name, artifact=artifact, path=path, pvc=pvc, output=output)
-    backend(name, local, route(context, namespace, workspace)).get(request, terminal())
+    chosen = backend(name, local, route(context, namespace, workspace))
+    chosen.get(request, terminal(output, RunResults))
 
 
 def history(
@@ -320,7 +347,7 @@ def history(
     name: str = typer.Argument(
         None, metavar="NAME", help="Run name (the Job or RayJob name).", show_default=False
     ),
-    output: str = typer.Option("table", "-o", "--output", help="table or json."),
+    output: str = output_option(),
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
@@ -339,6 +366,8 @@ def history(
         return
     if not name:
         raise UsageError("missing NAME: tau run history NAME (or tau run history record)")
-    if output not in ("table", "json"):
-        raise UsageError("--output must be table or json")
-    backend(name, local, route(context, namespace, workspace)).history(name, output, terminal())
+    check_output(output)
+    from tau.cli.documents import RunHistory
+
+    chosen = backend(name, local, route(context, namespace, workspace))
+    chosen.history(name, output, terminal(output, RunHistory))

@@ -32,8 +32,6 @@ __all__ = [
     "Phase",
 ]
 
-MARKERS = {DONE: "[x]", ACTIVE: "[>]", WARNING: "[!]", SKIPPED: "[-]", PENDING: "[ ]"}
-
 MANAGER_VIEW = "manager view only; worker-cluster pod lifecycle is not visible here"
 POD_PHASES = (
     "Pod scheduling",

@@ -1,7 +1,9 @@
 """One interface for a run's verbs, whichever engine runs it (`tau.run.select` picks).
 
 Everything a backend prints goes through a `Terminal` the CLI hands in, so the printers
-(tables, JSON) stay the CLI's.
+stay the CLI's: a backend builds plain data and decides only whether the verb prints a
+document (`-o json|yaml`) or the human form; the CLI's callbacks type the document, pick its
+format and lay out the terminal view.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ if TYPE_CHECKING:
 class Terminal:
     out: Callable[[str], None]
     err: Callable[[str], None]
-    json: Callable[[object], None]
     table: Callable[[Sequence[str], Sequence[Sequence[object]]], None]
+    # The verb's `-o json|yaml` document, printed in the format the CLI was asked for.
+    document: Callable[[Mapping[str, object]], None]
+    # The human layout of a RunStatus document (`tau run status` without -o).
+    status: Callable[[Mapping[str, object]], None]
 
     def history(self, entries: Sequence[Mapping[str, object]]) -> None:
         """A run's retry and resume entries: one table whichever engine ran it."""
@@ -29,6 +34,11 @@ class Terminal:
             return
         rows = [[e["time"], e["event"], e["attempt"], e["failure"]] for e in entries]
         self.table(["TIME", "EVENT", "ATTEMPT", "FAILURE"], rows)
+
+
+def structured(output: str) -> bool:
+    """`-o json|yaml`: the verb prints its document, not its human form."""
+    return output in ("json", "yaml")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from tau.run.backend import (
     Route,
     StatusRequest,
     Terminal,
+    structured,
 )
 
 if TYPE_CHECKING:
@@ -84,8 +85,6 @@ class ClusterBackend:
             run_retries(prepared, policy, say=terminal.err)
 
     def status(self, request: StatusRequest, terminal: Terminal) -> None:
-        from rich.console import Console
-
         from tau.lifecycle import phases as ph
         from tau.lifecycle import status as st
         from tau.lifecycle.snapshot import collect
@@ -103,17 +102,16 @@ class ClusterBackend:
                 profile = read_profile(kube, snap)
             return snap, st.document(snap, target, profile=profile)
 
-        console = Console(highlight=False, soft_wrap=True)
         if not request.watch:
             snap, doc = fetch()
-            if request.output == "json":
-                terminal.json(doc)
+            if structured(request.output):
+                terminal.document(doc)
             else:
-                st.render(doc, console)
+                terminal.status(doc)
                 if request.diagnostic_hints:
-                    console.print("\nDeep diagnostics (kubectl escape hatches):", markup=False)
+                    terminal.out("\nDeep diagnostics (kubectl escape hatches):")
                     for line in st.diagnostic_hints(snap, target):
-                        console.print(f"  {line}", markup=False)
+                        terminal.out(f"  {line}")
             if not snap.found:
                 raise RuntimeFailure(
                     f'no Job or RayJob "{name}" found in namespace "{target.namespace}"',
@@ -129,10 +127,8 @@ class ClusterBackend:
             snap, doc = fetch()
             if sys.stdout.isatty():
                 sys.stdout.write("\x1b[H\x1b[2J")
-            console.print(
-                f"watching {target.namespace}/{name} every {request.interval}\n", markup=False
-            )
-            st.render(doc, console)
+            terminal.out(f"watching {target.namespace}/{name} every {request.interval}\n")
+            terminal.status(doc)
             phases = ph.build(snap)
             if ph.watch_failed(snap):
                 failure = doc.get("failure")
@@ -160,8 +156,8 @@ class ClusterBackend:
             queue=request.queue,
             include_external=request.include_external,
         )
-        if request.output == "json":
-            terminal.json(data)
+        if structured(request.output):
+            terminal.document(data)
             return
         terminal.out("History: live-only")
         if not data["runs"]:
@@ -234,8 +230,8 @@ class ClusterBackend:
             path=request.path,
             pvc=request.pvc,
         )
-        if request.output == "json":
-            terminal.json(result)
+        if structured(request.output):
+            terminal.document(result)
             return
         if request.output == "raw":
             if result["directory"]:
@@ -265,8 +261,8 @@ class ClusterBackend:
         kube = target.client()
         snap = collect(kube, target.namespace, name)
         data = build(snap, kube.list(EVENTS, target.namespace))
-        if output == "json":
-            terminal.json(data)
+        if structured(output):
+            terminal.document(data)
             return
         if not data["found"] and not data["entries"]:
             raise RuntimeFailure(

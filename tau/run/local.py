@@ -22,6 +22,7 @@ from tau.run.backend import (
     ResumeRequest,
     StatusRequest,
     Terminal,
+    structured,
 )
 
 if TYPE_CHECKING:
@@ -79,14 +80,10 @@ class LocalBackend:
         from tau.engine.status import document
 
         doc = document(records.require(request.name))
-        if request.output == "json":
-            terminal.json(doc)
-            return
-        from rich.console import Console
-
-        from tau.lifecycle.status import render
-
-        render(doc, Console(highlight=False, soft_wrap=True))
+        if structured(request.output):
+            terminal.document(doc)
+        else:
+            terminal.status(doc)
 
     def list(self, request: ListRequest, terminal: Terminal) -> None:
         from tau.engine import records
@@ -109,8 +106,8 @@ class LocalBackend:
             }
             for r in runs
         ]
-        if request.output == "json":
-            terminal.json({"namespace": "local", "total": len(rows), "runs": rows})
+        if structured(request.output):
+            terminal.document({"namespace": "local", "total": len(rows), "runs": rows})
             return
         if not rows:
             terminal.out("No local runs found")
@@ -159,17 +156,23 @@ class LocalBackend:
             if request.output == "raw":
                 sys.stdout.buffer.write(path.read_bytes())
                 return
+            if structured(request.output):
+                content = path.read_text(errors="replace")
+                terminal.document(
+                    {"path": str(path), "pvc": "", "directory": False, "content": content}
+                )
+                return
             terminal.out(f"PATH: {path}")
             terminal.out("PVC: (local data root)")
             terminal.out("---")
             sys.stdout.write(path.read_text(errors="replace"))
             return
         found = outputs.listing(run)
-        if request.output == "json":
+        if structured(request.output):
             data: dict[str, object] = {"path": str(found.path), "pvc": "", "entries": found.entries}
             if found.published is not None:
                 data["published"] = found.published
-            terminal.json(data)
+            terminal.document(data)
             return
         terminal.out(f"PATH: {found.path}")
         terminal.out("PVC: (local data root)")
@@ -189,8 +192,8 @@ class LocalBackend:
         from tau.engine.status import history as build
 
         data = build(records.require(name))
-        if output == "json":
-            terminal.json(data)
+        if structured(output):
+            terminal.document(data)
             return
         terminal.out(f"Run: local/{name}")
         terminal.out(f"State: {data['displayState']} (attempt {data['attempt']})")

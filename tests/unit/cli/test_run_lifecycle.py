@@ -26,14 +26,17 @@ def tau(*args: str, cwd: Path, columns: str = "") -> subprocess.CompletedProcess
 
 BAD_FLAGS = [
     (("run", "status", "x", "--watch", "-o", "json"), "--output json cannot be used with --watch"),
+    (("run", "status", "x", "--watch", "-o", "yaml"), "--output yaml cannot be used with --watch"),
+    (("run", "status", "x", "-o", "yaml", "--diagnostic-hints"), "cannot be used with --output"),
+    (("run", "history", "x", "-o", "xml"), "--output must be table, json or yaml"),
     (("run", "status", "x", "--watch", "--diagnostic-hints"), "cannot be used with --watch"),
     (("run", "status", "x", "-o", "json", "--diagnostic-hints"), "cannot be used with --output"),
-    (("run", "status", "x", "-o", "yaml"), "--output must be table or json"),
+    (("run", "status", "x", "-o", "xml"), "--output must be table, json or yaml"),
     (("run", "status", "x", "--interval", "0s"), "--interval must be > 0"),
     (("run", "status", "x", "--max-iterations", "-1"), "--max-iterations must be >= 0"),
-    (("run", "list", "-o", "yaml"), "--output must be table or json"),
+    (("run", "list", "-o", "xml"), "--output must be table, json or yaml"),
     (("run", "get", "x", "--artifact", "../secrets"), "not a clean path inside the results"),
-    (("run", "get", "x", "-o", "yaml"), "--output must be table, json or raw"),
+    (("run", "get", "x", "-o", "xml"), "--output must be table, json, yaml or raw"),
     (("run", "cancel", "x", "--teardown-timeout", "0s"), "--teardown-timeout must be > 0"),
     (("run", "cancel", "x", "--timeout", "0s"), "--timeout must be > 0"),
     (

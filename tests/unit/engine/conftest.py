@@ -76,17 +76,22 @@ class Local:
         return json.loads(result.stdout)
 
 
-@pytest.fixture
-def local(tmp_path: Path) -> Local:
+def private(root: Path) -> Local:
+    """A researcher's machine under `root`: state, data and experiment store of its own."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TAU_")}
     env.update(
-        TAU_LOCAL_STATE_DIR=str(tmp_path / "state"),
-        XDG_DATA_HOME=str(tmp_path / "share"),
-        XDG_STATE_HOME=str(tmp_path / "xdg-state"),
-        TAU_CONFIG_DIR=str(tmp_path / "tau-config"),
+        TAU_LOCAL_STATE_DIR=str(root / "state"),
+        XDG_DATA_HOME=str(root / "share"),
+        XDG_STATE_HOME=str(root / "xdg-state"),
+        TAU_CONFIG_DIR=str(root / "tau-config"),
     )
-    share = tmp_path / "share" / "tau"
-    return Local(env, tmp_path / "state", share / "data", share / "experiments")
+    share = root / "share" / "tau"
+    return Local(env, root / "state", share / "data", share / "experiments")
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Local:
+    return private(tmp_path)
 
 
 def project(root: Path, target: str, config: str, scripts: dict[str, str]) -> Path:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from rich.console import Console
 
+from tau.cli.status_view import render
 from tau.connection import Target
 from tau.lifecycle import pending
 from tau.lifecycle import status as st
@@ -80,7 +81,7 @@ def test_the_workloads_ahead_are_listed_by_name_and_priority(snapshot):
     [workload] = doc["workloads"]
     assert workload["waiting"]["ahead"] == [{"name": "big-sweep", "priority": 1000, "position": 0}]
     out = io.StringIO()
-    st.render(doc, Console(file=out, width=200))
+    render(doc, Console(file=out, width=200))
     assert "Ahead of job-over-quota-d543e: big-sweep (priority 1000)" in out.getvalue()
 
 

@@ -7,6 +7,7 @@ import json
 
 from rich.console import Console
 
+from tau.cli.status_view import render
 from tau.connection import Target
 from tau.lifecycle import status as st
 
@@ -81,7 +82,7 @@ def test_a_running_pod_gets_an_exec_hint(snapshot):
 
 def test_the_human_layout_has_every_section(snapshot):
     out = io.StringIO()
-    st.render(st.document(snapshot("over-quota"), TARGET), Console(file=out, width=200))
+    render(st.document(snapshot("over-quota"), TARGET), Console(file=out, width=200))
     text = out.getvalue()
     for heading in ("Job research/over-quota", "State: Pending", "Progress", "Resources",
                     "Attention", "Next"):  # fmt: skip
@@ -110,7 +111,7 @@ def test_a_waiting_run_shows_where_kueue_ranks_it(snapshot):
         "source": "kueue-visibility",
     }
     out = io.StringIO()
-    st.render(doc, Console(file=out, width=200))
+    render(doc, Console(file=out, width=200))
     assert (
         "Queue: job-over-quota-d543e is 2nd in LocalQueue jobqueue (4th in its ClusterQueue);"
         " 1 workload ahead of it"
