@@ -329,19 +329,27 @@ def validate_nodes(
         raise RuntimeFailure(f"{healthy}/{len(results)} GPU nodes healthy")
 
 
-@validate_app.command("topology", help="Check a ClusterQueue's GPU flavors against nodes.")
+@validate_app.command(
+    "topology",
+    help="Check that the GPU flavors of the ready workload profiles' ClusterQueues land on"
+    " nodes: flavor exists, its node labels select Ready nodes exposing the GPU resource (device"
+    " plugin or DRA), zones, InfiniBand pools. Without --profile or --cluster-queue, every"
+    " profile Ready at the TauCluster's current generation is checked.",
+)
 def validate_topology(
     context: str = context_option(),
     cluster_queue: str = typer.Option(
-        keys.DEFAULT_QUEUE, "--cluster-queue", help="ClusterQueue to check."
+        "", "--cluster-queue", help="Check this ClusterQueue instead of the ready profiles."
     ),
     profile: str = typer.Option(
-        "", "--profile", help="Check the queues a ready workload profile resolved to."
+        "", "--profile", help="Check only the queues this ready workload profile resolved to."
     ),
     output: Output = output_option(),
 ) -> None:
     from tau.cluster import topology
 
+    if profile and cluster_queue:
+        raise UsageError("--profile and --cluster-queue each choose the queues to check; pass one")
     findings = topology.validate(_kube(context), cluster_queue, profile)
     data = {
         "findings": [{"level": f.level, "check": f.label, "message": f.message} for f in findings],

@@ -1,8 +1,11 @@
 """`tau cluster validate topology`: do a ClusterQueue's GPU flavors land on real GPU nodes?
 
-For each flavor of the queue: the ResourceFlavor exists, its nodeLabels select nodes, those
-nodes expose the GPU resource (device plugin or DRA), carry a zone, and InfiniBand-class pools
-are Ready and schedulable. `evaluate_flavor` is pure; `validate` reads the cluster.
+Without a flag it checks the ClusterQueues of every workload profile Ready at the TauCluster's
+current generation (the queues researchers' runs resolve to); `--profile` narrows that to one
+profile and `--cluster-queue` checks one queue by name. For each flavor of a queue: the
+ResourceFlavor exists, its nodeLabels select nodes, those nodes expose the GPU resource (device
+plugin or DRA), carry a zone, and InfiniBand-class pools are Ready and schedulable.
+`evaluate_flavor` is pure; `validate` reads the cluster.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from typing import Any
 
 from tau import keys
 from tau.cluster.probe import _looks_like_gpu, _quantity_int
-from tau.errors import UsageError
+from tau.errors import RuntimeFailure, UsageError
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import (
     CLUSTER_QUEUES,
@@ -21,6 +24,7 @@ from tau.kube.resources import (
     RESOURCE_SLICES,
     TAU_CLUSTERS,
 )
+from tau.profiles.select import PLATFORM, ready_at
 
 GPU_RESOURCES = (keys.DRA_NVIDIA_GPU, keys.NVIDIA_GPU)
 DRA_RESOURCE = keys.DRA_NVIDIA_GPU
@@ -187,16 +191,56 @@ def profile_queues(tau_cluster: dict[str, Any], profile: str) -> list[str]:
     raise UsageError(f"--profile {profile}: no such workload profile in TauCluster status")
 
 
-def validate(client: KubeClient, cluster_queue: str, profile: str = "") -> list[Finding]:
+def ready_profiles(tau_cluster: dict[str, Any] | None) -> dict[str, list[str]]:
+    """Each profile Ready at the TauCluster's current generation, and the queues it resolved to."""
+    if tau_cluster is None:
+        raise RuntimeFailure(
+            "no TauCluster cluster, so no workload profile to check",
+            hint="pass --cluster-queue NAME to check one ClusterQueue",
+            owner=PLATFORM,
+        )
+    generation = (tau_cluster.get("metadata") or {}).get("generation")
+    status = (tau_cluster.get("status") or {}).get("workloadProfiles") or {}
+    if not isinstance(generation, int) or status.get("observedGeneration") != generation:
+        raise RuntimeFailure(
+            f"TauCluster cluster has not published its workload profiles for generation"
+            f" {generation} yet (observed {status.get('observedGeneration')})",
+            hint="wait for the controller to reconcile, or pass --cluster-queue NAME",
+            owner=PLATFORM,
+        )
+    ready = {
+        item["name"]: list(item.get("clusterQueues") or [])
+        for item in status.get("profiles") or []
+        if item.get("name") and ready_at(item, generation)[0]
+    }
+    if not ready:
+        raise RuntimeFailure(
+            f"TauCluster cluster has no workload profile Ready at generation {generation}",
+            hint="see `kubectl get clusters.tau.azure.com cluster -o yaml`, or pass"
+            " --cluster-queue NAME",
+            owner=PLATFORM,
+        )
+    return ready
+
+
+def validate(client: KubeClient, cluster_queue: str = "", profile: str = "") -> list[Finding]:
+    findings: list[Finding] = []
     if profile:
         queues = profile_queues(client.get(TAU_CLUSTERS, "cluster"), profile)
-    else:
+    elif cluster_queue:
         queues = [cluster_queue]
+    else:
+        queues = []
+        for name, resolved in ready_profiles(client.get_or_none(TAU_CLUSTERS, "cluster")).items():
+            if not resolved:
+                findings.append(Finding(ERROR, f"profile {name}", "resolved no ClusterQueue"))
+                continue
+            findings.append(Finding(OK, f"profile {name}", f"ClusterQueues {', '.join(resolved)}"))
+            queues += [queue for queue in resolved if queue not in queues]
     try:
         slices = client.list(RESOURCE_SLICES)
     except KubeError:
         slices = []
-    findings: list[Finding] = []
     for queue_name in queues:
         queue = client.get_or_none(CLUSTER_QUEUES, queue_name)
         if queue is None:

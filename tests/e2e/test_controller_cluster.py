@@ -8,6 +8,9 @@ through `tau.profiles` exactly as a researcher's CLI would.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +18,7 @@ import yaml
 from controller_harness import CHART, Controller, condition, get, install, unique, wait_for
 
 from tau import keys
+from tau.cluster.topology import gpu_capacity
 from tau.kube import KubeClient
 from tau.profiles.live import export_profiles, read_profile_set
 from tau.profiles.select import ProfileUnavailable
@@ -154,6 +158,42 @@ def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
     wait_for("another TauCluster pass", lambda: controller.reconciles("cluster") > passes)
     after = get(local_cluster, "clusters.tau.azure.com", "cluster")
     assert after["metadata"]["resourceVersion"] == version
+
+
+def test_validate_topology_without_flags_checks_the_queues_of_every_ready_profile(
+    local_cluster, controller, namespace
+):
+    local_queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "jobqueue", "namespace": namespace},
+        "spec": {"clusterQueue": "jobqueue"},
+    }
+    local_cluster.kubectl("apply", "-f", "-", input=json.dumps(local_queue))
+    local_cluster.kubectl("apply", "-f", "-", input=tau_cluster("Reconcile", namespace))
+    wait_for(
+        "TauCluster Ready",
+        lambda: (obj := current(local_cluster)) and obj["status"].get("phase") == "Ready",
+        timeout=90,
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tau", "cluster", "validate", "topology", "-o", "json"],
+        env={**os.environ, "KUBECONFIG": str(local_cluster.kubeconfig)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    findings = json.loads(done.stdout)["findings"]
+    assert {
+        "level": "ok",
+        "check": "profile e2e.training.1x",
+        "message": "ClusterQueues jobqueue",
+    } in findings
+    queue = get(local_cluster, "clusterqueues.kueue.x-k8s.io", "jobqueue")
+    checked = {f["check"].split()[1] for f in findings if f["check"].startswith("flavor ")}
+    assert checked == set(gpu_capacity(queue))
 
 
 def test_observe_mode_reports_drift_without_touching_nodes(

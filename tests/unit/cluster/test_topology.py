@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from tau.cluster.topology import ERROR, OK, WARN, evaluate_flavor, gpu_capacity, summary
+import pytest
+
+from tau.cluster.topology import (
+    ERROR,
+    OK,
+    WARN,
+    evaluate_flavor,
+    gpu_capacity,
+    ready_profiles,
+    summary,
+)
+from tau.errors import RuntimeFailure
 
 FLAVOR = {
     "metadata": {"name": "h200"},
@@ -109,3 +120,56 @@ def test_dra_pools_are_checked_through_resource_slices():
     )
     (dra,) = [f for f in findings if "gpu-resourceslices" in f.label]
     assert dra.level == WARN and dra.message.startswith("1/2")
+
+
+def tau_cluster(generation=3, observed=3, profiles=()):
+    return {
+        "metadata": {"name": "cluster", "generation": generation},
+        "status": {
+            "workloadProfiles": {"observedGeneration": observed, "profiles": list(profiles)}
+        },
+    }
+
+
+def profile(name, queues, ready="True", generation=3):
+    return {
+        "name": name,
+        "clusterQueues": queues,
+        "conditions": [{"type": "Ready", "status": ready, "observedGeneration": generation}],
+    }
+
+
+def test_without_flags_every_profile_ready_at_the_current_generation_is_checked():
+    cluster = tau_cluster(
+        profiles=[
+            profile("training.8x", ["h200-cq"]),
+            profile("inference.1x", ["a100-cq", "h200-cq"]),
+            profile("drifted", ["old-cq"], ready="False"),
+            profile("last-revision", ["older-cq"], generation=2),
+        ]
+    )
+    assert ready_profiles(cluster) == {
+        "training.8x": ["h200-cq"],
+        "inference.1x": ["a100-cq", "h200-cq"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("cluster", "message"),
+    [
+        (None, "no TauCluster cluster"),
+        (
+            tau_cluster(generation=4, observed=3),
+            "not published its workload profiles for generation 4",
+        ),
+        (
+            tau_cluster(profiles=[profile("p", ["q"], ready="False")]),
+            "no workload profile Ready at generation 3",
+        ),
+    ],
+)
+def test_no_ready_profile_is_a_platform_problem_that_names_the_way_out(cluster, message):
+    with pytest.raises(RuntimeFailure, match=message) as caught:
+        ready_profiles(cluster)
+    assert "platform operator" in caught.value.owner
+    assert "--cluster-queue" in caught.value.hint
