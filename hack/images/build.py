@@ -43,7 +43,7 @@ DOCKER_DIR = REPO / "docker"
 RECIPE = {"base": "1", "deps": "1", "tau": "3"}
 # Every timestamp the build controls (layer history, config, staged files, bytecode mode).
 EPOCH = 1704067200
-SETUP_SCRIPT = "hack/setup/40-images.sh"
+SETUP_SCRIPT = "hack/setup/05-image-tools.sh"
 # Tau layers kept per image: checkouts and sessions on one machine build different sources.
 KEEP_TOP_LAYERS = 4
 TITLE_LABEL = "org.opencontainers.image.title"

@@ -2,7 +2,7 @@
 
 Builds are cached by content hash under ``${XDG_CACHE_HOME:-~/.cache}/taugrid/images``, so a
 warm run takes seconds; a cold one builds the Debian base and the dependency layers once.
-Missing tools fail the suite: hack/setup/40-images.sh installs them.
+Missing tools fail the suite: hack/setup/05-image-tools.sh installs them.
 """
 
 from __future__ import annotations
