@@ -1,8 +1,8 @@
 """Every command the chart runs in this project's images exists in those images.
 
 The images are the ones docker/ describes, built from this checkout by the daemonless builder
-(cached by content hash; hack/setup/05-image-tools.sh installs its tools). A container with no command
-must run an image that has an entrypoint.
+(cached by content hash; hack/setup/05-image-tools.sh installs its tools). A container with no
+command must run an image that has an entrypoint.
 """
 
 from __future__ import annotations
