@@ -18,7 +18,7 @@ from tau.engine.plan import LocalPlan, build_plan
 from tau.engine.records import LocalRun
 from tau.engine.supervise import Supervisor
 from tau.errors import UsageError
-from tau.resolve.layers import Resolution
+from tau.resolve.direct import Resolution
 
 Echo = Callable[[str], None]
 # The run path's planner, called once the engine has reserved the run's name.

@@ -26,7 +26,7 @@ from tau.render import command as cmd
 from tau.render import tune_driver
 from tau.render.env import STAGING_ROOT, container_env
 from tau.render.intent import Mount, RunIntent
-from tau.resolve.layers import DEFAULT_OUTPUT_ROOT
+from tau.resolve.storage import DEFAULT_OUTPUT_ROOT
 from tau.run.failures import RetryPolicy, policy_from
 from tau.runconfig.models import DEFAULT_CHECKPOINT_ROOT
 

@@ -174,7 +174,8 @@ def prepare(
     import os
 
     from tau.profiles.live import read_profile_set
-    from tau.resolve.layers import ConfigLayer, resolve_run
+    from tau.resolve.direct import resolve_run
+    from tau.resolve.layers import ConfigLayer
     from tau.resolve.profile import profile_layer
     from tau.resolve.request import git_head, refuse_key_vault_flags
 

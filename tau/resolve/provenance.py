@@ -7,11 +7,16 @@ workload profile, a flag or a built-in default, and therefore who to ask to chan
 
 from __future__ import annotations
 
+import functools
+import types
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 from tau import credentials
+from tau.runconfig.models import RunConfig
 
 
 class Layer(StrEnum):
@@ -77,6 +82,43 @@ class Provenance:
             {"setting": name, "value": value, "source": source}
             for name, value, source in self.rows()
         ]
+
+
+def field_path(block: type[BaseModel], name: str, *keys: str) -> str:
+    """The run-config path of `block`'s field `name` as the researcher writes it
+    (`Policy`, "queue" → `policy.queue`; a mapping entry's key appended).
+
+    Derived from the `RunConfig` model tree, so a source names exactly the field the loader
+    placed in the file and a renamed field fails here, not in a message.
+    """
+    if name not in block.model_fields:
+        raise KeyError(f"{block.__name__} has no field {name!r}")
+    return ".".join(filter(None, (_prefixes()[block], name, *keys)))
+
+
+@functools.cache
+def _prefixes() -> dict[type[BaseModel], str]:
+    """Each block model of the run config → its dotted place; every block sits in one place."""
+    found: dict[type[BaseModel], str] = {RunConfig: ""}
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, info in model.model_fields.items():
+            for block in _models(info.annotation):
+                if block in found:
+                    raise TypeError(f"{block.__name__} sits at two run-config paths")
+                found[block] = f"{prefix}{name}"
+                walk(block, f"{prefix}{name}.")
+
+    walk(RunConfig, "")
+    return found
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    if get_origin(annotation) in (Union, types.UnionType):
+        return [model for arg in get_args(annotation) for model in _models(arg)]
+    return []
 
 
 def format_table(rows: list[tuple[str, str, str]], *, max_value: int = 48) -> str:

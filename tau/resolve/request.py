@@ -14,13 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from tau.errors import UsageError
-from tau.resolve.layers import (
-    ConfigLayer,
-    DescriptorLayer,
-    Overrides,
-    Resolution,
-    resolve_run,
-)
+from tau.resolve.direct import Resolution, resolve_run
+from tau.resolve.layers import ConfigLayer, DescriptorLayer, Overrides
 from tau.resolve.profile import snapshot_profile
 from tau.runconfig.managed import ManagedManifest
 

@@ -83,7 +83,7 @@ WRAPPER_FIELDS = frozenset(
 
 @dataclass
 class WorkflowResolution:
-    """Same reading surface as `tau.resolve.layers.Resolution` for the dry-run printers."""
+    """Same reading surface as `tau.resolve.direct.Resolution` for the dry-run printers."""
 
     intent: WorkflowIntent
     provenance: ProvenanceTable

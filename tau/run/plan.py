@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from tau.resolve.layers import Overrides, Resolution
+from tau.resolve.direct import Resolution
+from tau.resolve.layers import Overrides
 from tau.runconfig import LoadedConfig
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from tau.errors import ValidationError
 from tau.profiles.select import Selection
 from tau.render.endpoint import Autoscaling, Checkpoint, Probes, ServeIntent, Volume
 from tau.render.intent import Mount, Placement, SecretRef
-from tau.resolve.layers import PLACEMENT_TOPOLOGY
+from tau.resolve.placement import PLACEMENT_TOPOLOGY
 from tau.serving import flags
 from tau.serving.request import (
     DEFAULT_PORT,

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from tau.render import render
-from tau.resolve.layers import ConfigLayer, Overrides, WorkspaceLayer, resolve_run
+from tau.resolve.direct import resolve_run
+from tau.resolve.layers import ConfigLayer, Overrides, WorkspaceLayer
 from tau.runconfig import load
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

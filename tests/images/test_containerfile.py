@@ -123,7 +123,7 @@ def test_forms_the_daemonless_build_cannot_reproduce_are_refused(tmp_path, body,
 
 
 def test_the_runtime_image_is_the_one_tau_and_the_chart_default_to():
-    from tau.resolve.layers import DEFAULT_RUNTIME_IMAGE
+    from tau.resolve.direct import DEFAULT_RUNTIME_IMAGE
 
     repository = dict(_all()["runtime"].config.labels)[TITLE_LABEL]
     values = yaml.safe_load((REPO / "charts/taugrid/charts/taugrid-core/values.yaml").read_text())

@@ -12,7 +12,8 @@ from tau.data import binding, datasets
 from tau.data.root import DirectoryRoot
 from tau.errors import RuntimeFailure, UsageError, ValidationError
 from tau.render import render
-from tau.resolve.layers import ConfigLayer, Overrides, resolve_run
+from tau.resolve.direct import resolve_run
+from tau.resolve.layers import ConfigLayer, Overrides
 from tau.runconfig import load
 
 CONFIG = """name: digits

@@ -18,7 +18,8 @@ from tau.controller.profiles import resolve_profile_set
 from tau.errors import ValidationError
 from tau.profiles.select import accept_status
 from tau.render import render
-from tau.resolve.layers import ConfigLayer, Overrides, resolve_run
+from tau.resolve.direct import resolve_run
+from tau.resolve.layers import ConfigLayer, Overrides
 from tau.resolve.profile import profile_layer
 from tau.runconfig import load
 from tau.workspace.scaffold import ScaffoldRequest, files

@@ -12,7 +12,8 @@ import pytest
 
 from tau import keys
 from tau.render import redact_secrets, render
-from tau.resolve.layers import ConfigLayer, Overrides, resolve_run
+from tau.resolve.direct import resolve_run
+from tau.resolve.layers import ConfigLayer, Overrides
 from tau.runconfig import load
 
 from . import golden

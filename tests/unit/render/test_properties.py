@@ -200,7 +200,8 @@ def load_generated(tmp_dir, data):
 @given(config_fields)
 def test_generated_configs_render_or_fail_with_a_tau_error(tmp_path_factory, data):
     from tau.errors import TauError
-    from tau.resolve.layers import ConfigLayer, Overrides, resolve_run
+    from tau.resolve.direct import resolve_run
+    from tau.resolve.layers import ConfigLayer, Overrides
 
     tmp = tmp_path_factory.mktemp("cfg")
     (tmp / "train.py").write_text("print('hi')\n")

@@ -9,8 +9,8 @@ import yaml
 
 from tau import keys
 from tau.errors import UsageError, ValidationError
+from tau.resolve.direct import DEFAULT_RUNTIME_IMAGE, resolve_run
 from tau.resolve.layers import (
-    DEFAULT_RUNTIME_IMAGE,
     PLACEHOLDER_NAMESPACE,
     PLACEHOLDER_QUEUE,
     ConfigLayer,
@@ -18,7 +18,6 @@ from tau.resolve.layers import (
     Overrides,
     ProfileLayer,
     WorkspaceLayer,
-    resolve_run,
 )
 from tau.resolve.profile import snapshot_profile
 from tau.resolve.provenance import Layer

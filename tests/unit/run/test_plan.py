@@ -50,7 +50,7 @@ def test_the_local_engine_resolves_under_the_name_it_reserved() -> None:
 
 RESOLUTION_ENTRY_POINTS = {
     ("tau.resolve.request", "resolve_request"),
-    ("tau.resolve.layers", "resolve_run"),
+    ("tau.resolve.direct", "resolve_run"),
     ("tau.resolve.workflow", "resolve_workflow"),
     ("tau.lifecycle.submit", "prepare"),
 }
