@@ -14,9 +14,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.kube.errors import (
     AccessError,
     AuthorizationError,
@@ -61,7 +62,7 @@ class ObjectLister(Protocol):
         *,
         label_selector: str = "",
         field_selector: str = "",
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[JSONObject]: ...
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ class KubeClient:
         body: object = None,
         content_type: str = "application/json",
         warnings: list[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """One API call; returns the decoded JSON body or raises a `KubeError`. The API
         server's `Warning` headers (e.g. PodSecurity's) are appended to `warnings`."""
         response = self.send(
@@ -171,7 +172,12 @@ class KubeClient:
         if warnings is not None:
             warnings.extend(warning_texts(response.headers.getlist("Warning")))
         data = response.data or b""
-        decoded: dict[str, Any] = json.loads(data) if data else {}  # every answer is an object
+        decoded = json.loads(data) if data else {}
+        if not isinstance(decoded, dict):
+            raise KubeError(
+                f"{what}: the API server answered a JSON {type(decoded).__name__}, not an object",
+                owner="platform operator (API server)",
+            )
         return decoded
 
     def send(
@@ -232,16 +238,14 @@ class KubeClient:
 
     def get(
         self, resource: Resource, name: str, namespace: str = "", subresource: str = ""
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         return self.request(
             "GET",
             resource.path(namespace, name, subresource),
             what=_describe("get", resource, name, namespace),
         )
 
-    def get_or_none(
-        self, resource: Resource, name: str, namespace: str = ""
-    ) -> dict[str, Any] | None:
+    def get_or_none(self, resource: Resource, name: str, namespace: str = "") -> JSONObject | None:
         """Like `get`, but a missing object (not a missing API type) is `None`."""
         try:
             return self.get(resource, name, namespace)
@@ -257,7 +261,7 @@ class KubeClient:
         *,
         label_selector: str = "",
         field_selector: str = "",
-    ) -> builtins.list[dict[str, Any]]:
+    ) -> builtins.list[JSONObject]:
         query = []
         if label_selector:
             query.append(("labelSelector", label_selector))
@@ -274,12 +278,12 @@ class KubeClient:
     def create(
         self,
         resource: Resource,
-        obj: dict[str, Any],
+        obj: JSONObject,
         namespace: str = "",
         *,
         dry_run: bool = False,
         warnings: builtins.list[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """Create `obj`; `dry_run=True` asks the server to validate and admit without persisting."""
         namespace = namespace or obj.get("metadata", {}).get("namespace", "")
         name = obj.get("metadata", {}).get("name", "")
@@ -301,7 +305,7 @@ class KubeClient:
         *,
         subresource: str = "",
         patch_type: str = "merge",
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """Patch an object or a subresource such as `status` (merge, json or strategic)."""
         return self.request(
             "PATCH",
@@ -314,11 +318,11 @@ class KubeClient:
     def apply(
         self,
         resource: Resource,
-        obj: dict[str, Any],
+        obj: JSONObject,
         *,
         field_manager: str,
         dry_run: bool = False,
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         """Server-side apply: create `obj`, or take over and set exactly its fields.
 
         Conflicts with other managers are forced: the caller's rendered object is the
@@ -340,7 +344,7 @@ class KubeClient:
 
     def delete(
         self, resource: Resource, name: str, namespace: str = "", *, ignore_missing: bool = False
-    ) -> dict[str, Any] | None:
+    ) -> JSONObject | None:
         try:
             return self.request(
                 "DELETE",

@@ -7,8 +7,7 @@ its propagation policy explicitly.
 
 from __future__ import annotations
 
-from typing import Any
-
+from tau.jsontypes import JSONObject
 from tau.kube.client import KubeClient, _describe
 from tau.kube.errors import NotFoundError
 from tau.kube.resources import Resource
@@ -22,7 +21,7 @@ def delete(
     *,
     propagation: str = "Background",
     ignore_missing: bool = True,
-) -> dict[str, Any] | None:
+) -> JSONObject | None:
     """DELETE with `propagationPolicy`; a missing object (not type) is None when ignored."""
     try:
         return kube.request(

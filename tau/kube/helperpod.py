@@ -15,6 +15,7 @@ from typing import Any
 
 from tau import keys
 from tau.errors import UsageError
+from tau.jsontypes import JSONObject
 from tau.kube.client import KubeClient
 from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, PODS
@@ -25,7 +26,7 @@ READER_IMAGE = "busybox:1.36.1"
 READER_TTL = 300
 
 
-def placement(env: dict[str, str] | None = None) -> dict[str, Any]:
+def placement(env: dict[str, str] | None = None) -> JSONObject:
     """Image, nodeSelector and tolerations of helper pods from the platform's env knobs."""
     env = dict(os.environ if env is None else env)
     out: dict[str, Any] = {"image": env.get(keys.ENV_HELPER_IMAGE) or READER_IMAGE}
@@ -55,7 +56,7 @@ def placement(env: dict[str, str] | None = None) -> dict[str, Any]:
 
 
 def run_job_pod(
-    kube: KubeClient, namespace: str, job: dict[str, Any], *, container: str, timeout: float
+    kube: KubeClient, namespace: str, job: JSONObject, *, container: str, timeout: float
 ) -> tuple[str, list[str]] | None:
     """Create a one-pod Job, wait for its pod to end, read `container`'s log, delete both.
 

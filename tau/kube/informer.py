@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tau.jsontypes import JSONObject
 from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError, Resource
 from tau.kube.client import CLIENT_TIMEOUT, DEFAULT_TIMEOUT_SECONDS, ClientDefault, Timeout
 from tau.kube.stream import watch
@@ -136,11 +137,11 @@ class Informer:
     def stop(self) -> None:
         self._stop.set()
 
-    def snapshot(self) -> list[dict[str, Any]]:
+    def snapshot(self) -> list[JSONObject]:
         with self._lock:
             return list(self.items.values())
 
-    def get(self, name: str) -> dict[str, Any] | None:
+    def get(self, name: str) -> JSONObject | None:
         with self._lock:
             return self.items.get(name)
 
@@ -233,7 +234,7 @@ class Informer:
         return True
 
 
-def _key(obj: dict[str, Any]) -> str:
+def _key(obj: JSONObject) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
@@ -248,7 +249,7 @@ class ObjectCache:
         self,
         resource: Resource,
         namespaces: Iterable[str] = ("",),
-        on_change: Callable[[str, dict[str, Any]], None] | None = None,
+        on_change: Callable[[str, JSONObject], None] | None = None,
     ) -> None:
         for namespace in namespaces if resource.namespaced else ("",):
             informer = Informer(self.kube, resource, namespace, on_change)
@@ -286,7 +287,7 @@ class ObjectCache:
             for i in self.informers.values()
         ]
 
-    def items(self, resource: Resource, namespace: str = "") -> list[dict[str, Any]]:
+    def items(self, resource: Resource, namespace: str = "") -> list[JSONObject]:
         """Every cached object of a type: of one namespace, or (namespace "") of all held."""
         if not resource.namespaced or namespace:
             found = self.informer(resource, namespace)
@@ -300,7 +301,7 @@ class ObjectCache:
 
     # -- the KubeClient reading surface --------------------------------------------------
 
-    def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any]:
+    def get(self, resource: Resource, name: str, namespace: str = "") -> JSONObject:
         informer = self.informer(resource, namespace)
         if informer is None:
             return self.kube.get(resource, name, namespace)
@@ -317,7 +318,7 @@ class ObjectCache:
         *,
         label_selector: str = "",
         field_selector: str = "",
-    ) -> list[dict[str, Any]]:
+    ) -> list[JSONObject]:
         informer = self.informer(resource, namespace)
         if informer is None or field_selector:
             return self.kube.list(
@@ -330,7 +331,7 @@ class ObjectCache:
             if matches((obj.get("metadata") or {}).get("labels") or {}, label_selector)
         ]
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         # Anything else a lifecycle reader needs (pod logs, transport) is the real client's.
         return getattr(self.kube, name)
 

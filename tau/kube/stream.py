@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from tau.jsontypes import JSONObject
 from tau.kube.client import KubeClient
 from tau.kube.resources import PODS, Resource
 
@@ -48,7 +49,7 @@ def watch(
     field_selector: str = "",
     resource_version: str = "",
     timeout_seconds: int = 30,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JSONObject]:
     """Watch events (`{"type", "object"}`) until the server closes the stream after
     `timeout_seconds`; one API request however many objects change."""
     query = [("watch", "1"), ("timeoutSeconds", str(max(1, int(timeout_seconds))))]

@@ -19,10 +19,10 @@ import binascii
 import posixpath
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from tau import keys
 from tau.errors import RuntimeFailure, UsageError
+from tau.jsontypes import JSONObject
 from tau.kube import KubeClient, KubeError
 from tau.kube.helperpod import READER_TTL, placement, run_job_pod
 from tau.kube.resources import JOBS, RAY_JOBS
@@ -85,7 +85,7 @@ def is_directory(path: str) -> bool:
     return path.endswith("/") or not posixpath.splitext(path.rstrip("/"))[1]
 
 
-def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> dict[str, Any]:
+def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> JSONObject:
     """The reader, its pod placed like every helper pod (the platform's TAU_HELPER_* knobs)."""
     where = placement()
     restricted = {
@@ -133,7 +133,7 @@ def reader_job(namespace: str, pvc: str, mount: str, script: str, path: str) -> 
     }
 
 
-def read_with_job(kube: KubeClient, namespace: str, job: dict[str, Any]) -> str:
+def read_with_job(kube: KubeClient, namespace: str, job: JSONObject) -> str:
     """The reader Job's output; a failed or unfinished read is one runtime error."""
     done = run_job_pod(kube, namespace, job, container="reader", timeout=READER_TIMEOUT)
     if done is None:
@@ -173,7 +173,7 @@ def check_published(kube: KubeClient, namespace: str, where: Location) -> None:
 
 def fetch(
     kube: KubeClient, namespace: str, name: str, *, artifact: str, path: str, pvc: str
-) -> dict[str, Any]:
+) -> JSONObject:
     where = locate(kube, namespace, name, path, pvc)
     target = inside(where.path, artifact) if artifact else where.path
     check_published(kube, namespace, where)

@@ -8,8 +8,7 @@ owners) is `tau.run.failures`, shared with the local engine.
 
 from __future__ import annotations
 
-from typing import Any
-
+from tau.jsontypes import JSONObject
 from tau.lifecycle import objects as o
 from tau.run.failures import (
     APPLICATION,
@@ -31,7 +30,7 @@ from tau.run.failures import (
 _SCHEDULER_PREEMPTION = ("PreemptionByScheduler", "PreemptionByKubeScheduler")
 
 
-def oom_killed(pod: dict[str, Any]) -> bool:
+def oom_killed(pod: JSONObject) -> bool:
     if o.status(pod).get("reason") == "OOMKilled":
         return True
     for cs in o.container_statuses(pod, True) + o.container_statuses(pod):
@@ -41,12 +40,12 @@ def oom_killed(pod: dict[str, Any]) -> bool:
     return False
 
 
-def disruption(pod: dict[str, Any]) -> dict[str, Any] | None:
+def disruption(pod: JSONObject) -> JSONObject | None:
     cond = o.condition(pod, "DisruptionTarget")
     return cond if cond and cond.get("status") == "True" else None
 
 
-def evicted(pod: dict[str, Any]) -> bool:
+def evicted(pod: JSONObject) -> bool:
     if o.pod_phase(pod) != "Failed":
         return False
     reasons = [str(c.get("reason") or "") for c in o.conditions(pod)]
@@ -54,12 +53,12 @@ def evicted(pod: dict[str, Any]) -> bool:
     return any(r.lower() == "evicted" for r in reasons)
 
 
-def _failed_container(pod: dict[str, Any]) -> dict[str, Any] | None:
+def _failed_container(pod: JSONObject) -> JSONObject | None:
     statuses = o.container_statuses(pod, True) + o.container_statuses(pod)
     return next((cs for cs in statuses if o.container_failed(cs)), None)
 
 
-def oom_cause(pod: dict[str, Any]) -> Cause:
+def oom_cause(pod: JSONObject) -> Cause:
     return Cause(
         Failure.OOM_KILLED,
         OOM,
@@ -70,7 +69,7 @@ def oom_cause(pod: dict[str, Any]) -> Cause:
     )
 
 
-def disruption_cause(pod: dict[str, Any], cond: dict[str, Any]) -> Cause:
+def disruption_cause(pod: JSONObject, cond: JSONObject) -> Cause:
     why = str(cond.get("reason") or "DisruptionTarget")
     if why in _SCHEDULER_PREEMPTION:
         return Cause(
@@ -102,7 +101,7 @@ def eviction_cause(subject: str) -> Cause:
     )
 
 
-def container_cause(pod: dict[str, Any], cs: dict[str, Any]) -> Cause:
+def container_cause(pod: JSONObject, cs: JSONObject) -> Cause:
     """A container that failed on its own: a pull, a configuration or an application exit."""
     container = cs.get("name", "")
     waiting = o.waiting_reason(cs)
@@ -134,7 +133,7 @@ def container_cause(pod: dict[str, Any], cs: dict[str, Any]) -> Cause:
     )
 
 
-def pod_cause(pod: dict[str, Any]) -> Cause | None:
+def pod_cause(pod: JSONObject) -> Cause | None:
     """What ended this pod, by its own evidence (OOM, disruption, eviction, container)."""
     if oom_killed(pod):
         return oom_cause(pod)
@@ -147,7 +146,7 @@ def pod_cause(pod: dict[str, Any]) -> Cause | None:
     return container_cause(pod, failed) if failed is not None else None
 
 
-def event_cause(events: list[dict[str, Any]]) -> Cause | None:
+def event_cause(events: list[JSONObject]) -> Cause | None:
     """Preemption or eviction seen only in Events (the pods may be gone)."""
     for event in events:
         if "preempt" in str(event.get("reason") or "").lower():
@@ -166,7 +165,7 @@ def event_cause(events: list[dict[str, Any]]) -> Cause | None:
     return None
 
 
-def snapshot_cause(pods: list[dict[str, Any]], events: list[dict[str, Any]]) -> Cause:
+def snapshot_cause(pods: list[JSONObject], events: list[JSONObject]) -> Cause:
     """The failure of a run, first matching rule wins: an OOM kill on any pod, then a
     disruption, then preemption Events, then eviction, then a failed container."""
     for pod in pods:

@@ -6,9 +6,8 @@ component `tau-cli`) and the current Job/RayJob with its Kueue Workload.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.lifecycle import phases as ph
 from tau.lifecycle.snapshot import Snapshot, event_time
 from tau.lifecycle.status import failure
@@ -25,7 +24,7 @@ def _fields(message: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in message.split() if "=" in part)
 
 
-def history(snap: Snapshot, events: list[dict[str, Any]]) -> dict[str, Any]:
+def history(snap: Snapshot, events: list[JSONObject]) -> JSONObject:
     entries = []
     for event in sorted(events, key=event_time):
         if (event.get("involvedObject") or {}).get("name") != snap.name:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import click
 
 from tau import keys
 from tau.connection import Target
 from tau.errors import RuntimeFailure, TauError, UsageError
+from tau.jsontypes import JSONObject
 from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS, Resource
 from tau.kube.stream import exec_output, pod_log
@@ -34,7 +34,7 @@ class LogOptions:
     follow: bool = False
 
 
-def _containers(pod: dict[str, Any], opts: LogOptions) -> list[str]:
+def _containers(pod: JSONObject, opts: LogOptions) -> list[str]:
     spec = pod.get("spec") or {}
     init = [c["name"] for c in spec.get("initContainers") or []]
     main = [c["name"] for c in spec.get("containers") or []]
@@ -54,14 +54,14 @@ def _containers(pod: dict[str, Any], opts: LogOptions) -> list[str]:
     return [default or main[0]]
 
 
-def _get(kube: KubeClient, resource: Resource, name: str, namespace: str) -> dict[str, Any] | None:
+def _get(kube: KubeClient, resource: Resource, name: str, namespace: str) -> JSONObject | None:
     try:
         return kube.get_or_none(resource, name, namespace)
     except NotFoundError:
         return None
 
 
-def find(kube: KubeClient, namespace: str, name: str) -> tuple[str, dict[str, Any]] | None:
+def find(kube: KubeClient, namespace: str, name: str) -> tuple[str, JSONObject] | None:
     job = _get(kube, JOBS, name, namespace)
     if job is not None:
         return "Job", job
@@ -105,7 +105,7 @@ def streams(
 
 
 def _reader(
-    kube: KubeClient, namespace: str, pod: dict[str, Any], container: str, opts: LogOptions
+    kube: KubeClient, namespace: str, pod: JSONObject, container: str, opts: LogOptions
 ) -> Callable[[], Iterator[str]]:
     def read() -> Iterator[str]:
         try:
@@ -135,7 +135,7 @@ def _reader(
 
 
 def _ray_streams(
-    kube: KubeClient, namespace: str, name: str, rayjob: dict[str, Any], opts: LogOptions
+    kube: KubeClient, namespace: str, name: str, rayjob: JSONObject, opts: LogOptions
 ) -> list[tuple[str, Callable[[], Iterator[str]]]]:
     st = o.status(rayjob)
     if not st.get("jobId"):
@@ -162,7 +162,7 @@ def _ray_streams(
     return [(label, _driver_reader(kube, namespace, head, container, str(st["jobId"]), opts))]
 
 
-def ray_log_container(head: dict[str, Any], opts: LogOptions) -> tuple[str, bool]:
+def ray_log_container(head: JSONObject, opts: LogOptions) -> tuple[str, bool]:
     """The head container to read, and whether its log is the driver's output.
 
     A head rendered by tau carries the driver-log container (tau/render/driver_log.py), whose
@@ -188,7 +188,7 @@ def ray_log_container(head: dict[str, Any], opts: LogOptions) -> tuple[str, bool
 def _driver_reader(
     kube: KubeClient,
     namespace: str,
-    head: dict[str, Any],
+    head: JSONObject,
     container: str,
     job_id: str,
     opts: LogOptions,

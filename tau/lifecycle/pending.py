@@ -1,4 +1,5 @@
-"""What a run waiting for Kueue is short of, how long it has waited and who is ahead of it.
+"""What a run waiting for Kueue is from tau.jsontypes import JSONObject
+short of, how long it has waited and who is ahead of it.
 
 Kueue says why a workload is not admitted in one long sentence per flavor it tried; cut to a
 line width, the useful part ("48 more needed") is lost. Each flavor's clause is read back
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Any
+
+from tau.jsontypes import JSONObject
 
 _MORE_NEEDED = re.compile(
     r"insufficient (?:unused )?quota for (?P<resource>\S+) in flavor (?P<flavor>[^,\s]+), "
@@ -114,7 +116,7 @@ def waited(since: str, now: datetime | None = None) -> str:
     return f"{minutes}m{secs}s" if minutes else f"{secs}s"
 
 
-def ahead_of(pending: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def ahead_of(pending: list[JSONObject], name: str) -> list[JSONObject]:
     """The workloads Kueue ranks before `name` in its LocalQueue (visibility API items)."""
     mine = next((p for p in pending if (p.get("metadata") or {}).get("name") == name), None)
     if mine is None:

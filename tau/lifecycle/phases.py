@@ -7,9 +7,8 @@ researcher whether to fix their config or to call the platform.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.lifecycle import causes
 from tau.lifecycle import objects as o
 from tau.lifecycle.pending import describe, shortfalls
@@ -65,7 +64,7 @@ def is_multikueue_check(snap: Snapshot, check: str) -> bool:
     return check == "multikueue"
 
 
-def multikueue_checks(snap: Snapshot) -> list[tuple[str, dict[str, Any]]]:
+def multikueue_checks(snap: Snapshot) -> list[tuple[str, JSONObject]]:
     return [
         (o.name(wl), check)
         for wl in snap.workloads
@@ -89,7 +88,7 @@ def manager_only(snap: Snapshot) -> bool:
     return is_multikueue(snap) and not snap.pods
 
 
-def workload_state(wl: dict[str, Any]) -> str:
+def workload_state(wl: JSONObject) -> str:
     if o.is_true(wl, "Finished"):
         return "Finished"
     if o.is_true(wl, "Admitted"):
@@ -99,7 +98,7 @@ def workload_state(wl: dict[str, Any]) -> str:
     return "Pending"
 
 
-def workload_reason(wl: dict[str, Any]) -> str:
+def workload_reason(wl: JSONObject) -> str:
     """Why a workload waits: a preemption/eviction note first, then the pending condition."""
     for cond in o.conditions(wl):
         if cond.get("status") != "True":
@@ -439,7 +438,7 @@ def dra_allocation(snap: Snapshot) -> Phase:
     )
 
 
-def _past_pull(pod: dict[str, Any]) -> bool:
+def _past_pull(pod: JSONObject) -> bool:
     statuses = o.container_statuses(pod) + o.container_statuses(pod, True)
     if o.pod_phase(pod) == "Pending" and not statuses:
         return False
@@ -510,7 +509,7 @@ def init_containers(snap: Snapshot) -> Phase:
     return Phase(name, WARNING if failed else ACTIVE, detail, hint, RESEARCHER)
 
 
-def _started(cs: dict[str, Any]) -> bool:
+def _started(cs: JSONObject) -> bool:
     """Running, or terminated after it ran: an exit (even non-zero) means it started."""
     if o.is_running(cs):
         return True

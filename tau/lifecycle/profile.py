@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import PODS
 from tau.kube.stream import get_text
@@ -20,7 +21,7 @@ EXPORTER_SELECTORS = ("app.kubernetes.io/name=dcgm-exporter", f"{keys.GPU_MONITO
 METRICS_PORT = 9400
 
 
-def _unavailable(reason: str) -> dict[str, Any]:
+def _unavailable(reason: str) -> JSONObject:
     return {
         "available": False,
         "reason": reason,
@@ -52,7 +53,7 @@ def _parse(text: str, namespace: str, pods: set[str]) -> dict[str, list[float]]:
     return samples
 
 
-def run_profile(kube: KubeClient, snap: Snapshot) -> dict[str, Any]:
+def run_profile(kube: KubeClient, snap: Snapshot) -> JSONObject:
     active = [p for p in snap.pods if o.pod_is_active(p) and o.node_name(p)]
     if not active:
         return _unavailable("no running workload pods")

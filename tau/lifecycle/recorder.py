@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.lifecycle import objects as o
 from tau.lifecycle import phases as ph
 from tau.version import __version__
@@ -84,7 +85,7 @@ def durable_id(cluster: str, namespace: str, uid: str, kind: str, name: str) -> 
     return f"{cluster}/{namespace}/{uid}" if uid else f"{cluster}/{namespace}/{kind}/{name}"
 
 
-def fingerprint(row: dict[str, Any]) -> str:
+def fingerprint(row: JSONObject) -> str:
     kept = {k: v for k, v in sorted(row.items()) if k not in FINGERPRINT_EXCLUDES}
     text = json.dumps(kept, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -101,7 +102,7 @@ def _uri(value: str) -> str:
     return value if "://" in value else ""
 
 
-def tracking(meta: dict[str, Any]) -> tuple[str, str]:
+def tracking(meta: JSONObject) -> tuple[str, str]:
     """(experiment_tracking, experiment_source): `tracked` when a metrics session records it;
     declared Stellar labels alone are `untracked` with source `declared-only`."""
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
@@ -112,7 +113,7 @@ def tracking(meta: dict[str, Any]) -> tuple[str, str]:
     return "untracked", "declared-only" if declared else ""
 
 
-def identity(kind: str, obj: dict[str, Any], scope: Scope) -> dict[str, Any]:
+def identity(kind: str, obj: JSONObject, scope: Scope) -> JSONObject:
     meta = obj.get("metadata") or {}
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
     name = meta.get("name", "")
@@ -157,7 +158,7 @@ def identity(kind: str, obj: dict[str, Any], scope: Scope) -> dict[str, Any]:
     }
 
 
-def _admitted(workloads: list[dict[str, Any]]) -> tuple[str, str]:
+def _admitted(workloads: list[JSONObject]) -> tuple[str, str]:
     """(admission time, ClusterQueue) of the first admitted Workload."""
     for wl in workloads:
         cond = o.condition(wl, "Admitted")
@@ -167,7 +168,7 @@ def _admitted(workloads: list[dict[str, Any]]) -> tuple[str, str]:
     return "", ""
 
 
-def _pod_reason(pods: list[dict[str, Any]]) -> str:
+def _pod_reason(pods: list[JSONObject]) -> str:
     """The most telling failed-pod reason: a fatal/terminated one before a waiting one."""
     ranked = []
     for pod in pods:
@@ -182,8 +183,8 @@ def _pod_reason(pods: list[dict[str, Any]]) -> str:
 
 
 def current(
-    kind: str, obj: dict[str, Any], workloads: list[dict[str, Any]], pods: list[dict[str, Any]]
-) -> dict[str, Any]:
+    kind: str, obj: JSONObject, workloads: list[JSONObject], pods: list[JSONObject]
+) -> JSONObject:
     """The state fields of the object now: state, reason, message and the known times."""
     meta = obj.get("metadata") or {}
     spec, st = obj.get("spec") or {}, o.status(obj)
@@ -249,15 +250,13 @@ def current(
     return fields
 
 
-def row(
-    base: dict[str, Any], fields: dict[str, Any], observed_at: str, version: str
-) -> dict[str, Any]:
+def row(base: JSONObject, fields: JSONObject, observed_at: str, version: str) -> JSONObject:
     record = {**base, **fields, "resource_version": version, "observed_at": observed_at}
     record["observation_id"] = fingerprint(record)
     return record
 
 
-def receipt(base: dict[str, Any], observed_at: str, version: str) -> dict[str, Any]:
+def receipt(base: JSONObject, observed_at: str, version: str) -> JSONObject:
     """The `submitted` row of a newly seen run: identity only, identical whenever observed."""
     fields = {
         "generation": 0,
@@ -274,7 +273,7 @@ def receipt(base: dict[str, Any], observed_at: str, version: str) -> dict[str, A
     return row(base, fields, observed_at, version)
 
 
-def deleted(last: dict[str, Any], observed_at: str) -> dict[str, Any] | None:
+def deleted(last: JSONObject, observed_at: str) -> JSONObject | None:
     """The row for a run whose object disappeared: `cancelled` unless it had finished."""
     if last.get("state") in TERMINAL:
         return None

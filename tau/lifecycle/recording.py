@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from tau.errors import TauError
+from tau.jsontypes import JSONObject
 from tau.kube import KubeClient, KubeError
 from tau.kube.informer import MISSING, SYNCED, ObjectCache
 from tau.kube.resources import JOBS, PODS, RAY_JOBS, WORKLOADS
@@ -32,10 +33,10 @@ SYNC_SECONDS = 60.0
 class Sink(Protocol):
     name: str
 
-    def seed(self, scope: rec.Scope) -> dict[str, dict[str, Any]]:
+    def seed(self, scope: rec.Scope) -> dict[str, JSONObject]:
         """The last row per durable id this sink holds for the scope ({} when unreadable)."""
 
-    def write(self, rows: list[dict[str, Any]]) -> None:
+    def write(self, rows: list[JSONObject]) -> None:
         """Store rows durably (idempotent on observation_id); raise TauError on failure."""
 
 
@@ -43,7 +44,7 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _owner(wl: dict[str, Any]) -> tuple[str, str]:
+def _owner(wl: JSONObject) -> tuple[str, str]:
     for ref in (wl.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("kind") in ("Job", "RayJob"):
             return ref["kind"], ref.get("name", "")
@@ -81,7 +82,7 @@ class Recorder:
                 if seen is None or str(row["observed_at"]) >= str(seen["observed_at"]):
                     self.last[durable] = row
 
-    def _pods(self, name: str) -> list[dict[str, Any]]:
+    def _pods(self, name: str) -> list[JSONObject]:
         """Pods of a failed Job, for its failure reason; none when they cannot be read (the
         chart's Role is metadata-only: Jobs, RayJobs and Workloads)."""
         try:
@@ -89,7 +90,7 @@ class Recorder:
         except KubeError:
             return []
 
-    def observe(self, observed_at: str | None = None) -> list[dict[str, Any]]:
+    def observe(self, observed_at: str | None = None) -> list[JSONObject]:
         """Derive rows for every change since the last pass and queue them for writing."""
         at = observed_at or now()
         workloads: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -136,7 +137,7 @@ class Recorder:
         self.pending.extend(emitted)
         return emitted
 
-    def _in_scope(self, row: dict[str, Any]) -> bool:
+    def _in_scope(self, row: JSONObject) -> bool:
         return (
             row.get("namespace") == self.scope.namespace
             and row.get("cluster") == self.scope.cluster
@@ -229,7 +230,7 @@ def serve_health(recorder: Recorder, addr: str) -> ThreadingHTTPServer:
             self.end_headers()
             self.wfile.write(data)
 
-        def log_message(self, *_: Any) -> None:
+        def log_message(self, *_: object) -> None:
             pass
 
     server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), Handler)

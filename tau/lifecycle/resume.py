@@ -6,10 +6,11 @@ broken config never costs the evidence of the old run.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau import keys
 from tau.errors import RuntimeFailure, TauError, UsageError
@@ -21,10 +22,14 @@ from tau.lifecycle.snapshot import Snapshot, collect
 from tau.run.failures import Cause, Failure, resume_env
 from tau.runconfig.models import DEFAULT_CHECKPOINT_ROOT
 
+if TYPE_CHECKING:
+    from tau.jsontypes import JSONObject
+    from tau.lifecycle.submit import Prepared, Submitted
+
 RESEARCHER = "researcher"
 
 
-def relative(path: Any) -> str:
+def relative(path: str | os.PathLike[str]) -> str:
     """The config path as the researcher would type it from here."""
     try:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
@@ -82,14 +87,14 @@ def preflight(snap: Snapshot, *, force: bool, resubmit: str = "tau run TARGET") 
 
 
 def resume(
-    prepared: Any,
+    prepared: Prepared,
     name: str,
     *,
     checkpoint: str = "",
     force: bool = False,
     dry_run: str = "",
     say: Callable[[str], None],
-) -> Any:
+) -> list[JSONObject] | Submitted:
     """Preflight, render the replacement, delete the failed workload, submit; returns what
     was submitted (or the rendered objects for a dry run)."""
     from tau.lifecycle.submit import render_objects, submit, with_attempt
@@ -118,7 +123,7 @@ def resume(
     directory = checkpoint or f"{DEFAULT_CHECKPOINT_ROOT}/{name}"
     if durable_mount(render_objects(prepared)[0], directory):
         say(f"checkpoint: {directory}")
-        env = resume_env(prepared.intent.env, directory)
+        env = resume_env(prepared.env, directory)
     elif checkpoint:
         raise UsageError(
             f"--from {checkpoint} is on no volume the run mounts, so no checkpoint can be there",
@@ -130,7 +135,7 @@ def resume(
             "scratch without TAU_RESUME_FROM; mount storage there to resume from checkpoints"
         )
         directory = ""
-        env = prepared.intent.env
+        env = prepared.env
     replacement = with_attempt(prepared, env)
     try:
         objects = render_objects(replacement)
@@ -146,7 +151,7 @@ def resume(
     emit_event(
         kube,
         collect(kube, namespace, name),
-        f"{name}-resume-{replacement.intent.provenance.submission_id[:8]}",
+        f"{name}-resume-{(replacement.intent.provenance.submission_id or '')[:8]}",
         "RunResumed",
         f"submission_id={name} resumed_after={failure} checkpoint={directory or 'none'}",
         say,

@@ -11,9 +11,10 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau.errors import RuntimeFailure
+from tau.jsontypes import JSONObject
 from tau.kube import AuthorizationError, ConflictError, KubeClient, KubeError
 from tau.kube.deletion import delete
 from tau.kube.resources import EVENTS, JOBS, RAY_JOBS, SERVICES
@@ -23,10 +24,13 @@ from tau.lifecycle.snapshot import Snapshot, collect
 from tau.lifecycle.watch import wait_for_change
 from tau.run.failures import Failure, RetryPolicy, backoff, format_duration, retry_env
 
+if TYPE_CHECKING:
+    from tau.lifecycle.submit import Prepared
+
 POLL_SECONDS = 5.0
 
 
-def _pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+def _pod_specs(obj: JSONObject) -> list[JSONObject]:
     spec = obj.get("spec") or {}
     if obj.get("kind") == "Job":
         return [spec["template"]["spec"]]
@@ -35,7 +39,7 @@ def _pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
     return [g["template"]["spec"] for g in groups if g.get("template")]
 
 
-def durable_mount(workload: dict[str, Any], path: str) -> str:
+def durable_mount(workload: JSONObject, path: str) -> str:
     """The mount path of the non-scratch volume holding `path` in every pod of the workload,
     or "" when a checkpoint written there would vanish with the pod."""
     found = ""
@@ -159,7 +163,7 @@ def countdown(seconds: float, sleep: Callable[[float], None], say: Callable[[str
 
 
 def run_retries(
-    prepared: Any,
+    prepared: Prepared,
     policy: RetryPolicy,
     *,
     say: Callable[[str], None],
@@ -174,7 +178,7 @@ def run_retries(
         f"retry on: {', '.join(policy.retry_on)})"
     )
     attempt, last = 0, ""
-    base_env = prepared.intent.env
+    base_env = prepared.env
     from tau.lifecycle.submit import render_objects
 
     checkpoint = policy.checkpoint

@@ -14,6 +14,7 @@ from typing import Any
 
 from tau import keys
 from tau.errors import RuntimeFailure
+from tau.jsontypes import JSONObject
 from tau.kube import AuthorizationError, KubeClient, NotFoundError, ObjectLister, Resource
 from tau.kube.deletion import delete
 from tau.kube.resources import JOBS, PODS, RAY_CLUSTERS, RAY_JOBS, SERVICES, WORKLOADS
@@ -22,7 +23,7 @@ from tau.lifecycle import objects as o
 
 def _optional(
     kube: ObjectLister, resource: Resource, namespace: str, selector: str = ""
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """A list that is empty when the type is not installed (or, for RayClusters, not
     readable by the researcher role: their pods are still watched through the pod list)."""
     try:
@@ -37,7 +38,7 @@ def _optional(
         raise
 
 
-def is_tau(obj: dict[str, Any]) -> bool:
+def is_tau(obj: JSONObject) -> bool:
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return any(key.startswith(keys.DOMAIN) for key in labels)
 
@@ -54,7 +55,7 @@ def age(created: str, now: datetime | None = None) -> str:
     return f"{max(seconds, 0)}s"
 
 
-def job_status(job: dict[str, Any]) -> str:
+def job_status(job: JSONObject) -> str:
     if o.job_succeeded(job):
         return "Complete"
     if o.job_failed(job):
@@ -68,7 +69,7 @@ def job_status(job: dict[str, Any]) -> str:
 
 def list_runs(
     kube: ObjectLister, namespace: str, *, queue: str = "", include_external: bool = False
-) -> dict[str, Any]:
+) -> JSONObject:
     jobs = _optional(kube, JOBS, namespace)
     rayjobs = _optional(kube, RAY_JOBS, namespace)
     runs = []
@@ -121,7 +122,7 @@ def list_runs(
 # --- cancel -------------------------------------------------------------------------------------
 
 
-def held(kube: KubeClient, namespace: str, name: str) -> tuple[list[str], list[dict[str, Any]]]:
+def held(kube: KubeClient, namespace: str, name: str) -> tuple[list[str], list[JSONObject]]:
     """(RayClusters, pods still holding capacity) that belong to run `name`."""
     clusters = [
         o.name(rc)
@@ -145,7 +146,7 @@ def held(kube: KubeClient, namespace: str, name: str) -> tuple[list[str], list[d
     return sorted(clusters), [pods[n] for n in sorted(pods)]
 
 
-def describe_held(clusters: list[str], pods: list[dict[str, Any]]) -> str:
+def describe_held(clusters: list[str], pods: list[JSONObject]) -> str:
     parts = []
     if clusters:
         parts.append(f"RayCluster {','.join(clusters)}")
@@ -157,7 +158,7 @@ def describe_held(clusters: list[str], pods: list[dict[str, Any]]) -> str:
 
 def manager_workloads(
     kube: KubeClient, namespace: str, name: str, uids: list[str]
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """The Kueue Workloads of run `name` (by tau's job label, or the Kueue job-uid label of
     the deleted owners)."""
     found: dict[str, dict[str, Any]] = {}
@@ -167,7 +168,7 @@ def manager_workloads(
     return [found[n] for n in sorted(found)]
 
 
-def describe_workloads(workloads: list[dict[str, Any]]) -> str:
+def describe_workloads(workloads: list[JSONObject]) -> str:
     """`<workload>/<check>=<state>(<message>)` for each admission check, else the name."""
     parts = []
     for workload in workloads:
@@ -309,5 +310,5 @@ def cancel(
     return True
 
 
-def _managed_by_multikueue(owner: dict[str, Any]) -> bool:
+def _managed_by_multikueue(owner: JSONObject) -> bool:
     return bool((owner.get("spec") or {}).get("managedBy") == keys.MULTIKUEUE_CONTROLLER)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.kube import KubeClient, KubeError, NotFoundError
 from tau.kube.resources import (
     ADMISSION_CHECKS,
@@ -58,7 +59,7 @@ class Snapshot:
         return self.job is not None or self.rayjob is not None
 
     @property
-    def primary_rayjob(self) -> dict[str, Any] | None:
+    def primary_rayjob(self) -> JSONObject | None:
         """The RayJob counts only when no batch Job of the same name exists."""
         return self.rayjob if self.job is None else None
 
@@ -67,7 +68,7 @@ class Snapshot:
         rayjob = self.primary_rayjob
         return str(((rayjob or {}).get("status") or {}).get("rayClusterName") or "")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """The recorded form (unit tests replay these)."""
         return {
             "name": self.name,
@@ -86,7 +87,7 @@ class Snapshot:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+    def from_dict(cls, data: JSONObject) -> Snapshot:
         return cls(
             name=data["name"],
             namespace=data["namespace"],
@@ -110,17 +111,15 @@ class _Reader:
         self.snap = snapshot
         self.errors: list[KubeError] = []
 
-    def get(
-        self, what: str, resource: Resource, name: str, namespace: str
-    ) -> dict[str, Any] | None:
+    def get(self, what: str, resource: Resource, name: str, namespace: str) -> JSONObject | None:
         return self._soft(what, lambda: self.kube.get(resource, name, namespace), keep=True)
 
-    def path(self, what: str, path: str) -> dict[str, Any] | None:
+    def path(self, what: str, path: str) -> JSONObject | None:
         return self._soft(what, lambda: self.kube.request("GET", path, what=what), keep=False)
 
     def _soft(
-        self, what: str, read: Callable[[], dict[str, Any] | None], *, keep: bool
-    ) -> dict[str, Any] | None:
+        self, what: str, read: Callable[[], JSONObject | None], *, keep: bool
+    ) -> JSONObject | None:
         """One request whose failure is an observation; `keep` records it for `collect`."""
         self.snap.requests += 1
         try:
@@ -140,7 +139,7 @@ class _Reader:
 
     def list(
         self, what: str, resource: Resource, namespace: str, selector: str = ""
-    ) -> list[dict[str, Any]] | None:
+    ) -> list[JSONObject] | None:
         self.snap.requests += 1
         try:
             items = self.kube.list(resource, namespace, label_selector=selector)
@@ -197,7 +196,7 @@ def _workloads(read: _Reader, snap: Snapshot) -> None:
         )
 
 
-def _waiting(wl: dict[str, Any]) -> bool:
+def _waiting(wl: JSONObject) -> bool:
     conditions = (wl.get("status") or {}).get("conditions") or []
     done = {c.get("type") for c in conditions if c.get("status") == "True"}
     return not done & {"QuotaReserved", "Admitted", "Finished"}
@@ -241,7 +240,7 @@ def _pods(read: _Reader, snap: Snapshot) -> None:
     snap.pods = [seen[name] for name in sorted(seen)]
 
 
-def claim_names(pods: list[dict[str, Any]]) -> list[str]:
+def claim_names(pods: list[JSONObject]) -> list[str]:
     names = set()
     for pod in pods:
         statuses = {
@@ -274,7 +273,7 @@ def _events(read: _Reader, snap: Snapshot) -> None:
     snap.events = sorted(events, key=event_time)
 
 
-def event_time(event: dict[str, Any]) -> str:
+def event_time(event: JSONObject) -> str:
     return str(
         event.get("lastTimestamp")
         or event.get("eventTime")

@@ -13,6 +13,7 @@ from typing import Any
 from tau import keys
 from tau.api.meta import API_VERSION
 from tau.connection import Target
+from tau.jsontypes import JSONObject
 from tau.lifecycle import objects as o
 from tau.lifecycle import pending
 from tau.lifecycle import phases as ph
@@ -25,7 +26,7 @@ def quote(arg: str) -> str:
     return "'" + arg.replace("'", "'\"'\"'") + "'"
 
 
-def _command(argv: list[str], target: Target) -> dict[str, Any]:
+def _command(argv: list[str], target: Target) -> JSONObject:
     argv = [*argv, *target.route_args()]
     env = target.kubeconfig_env()
     prefix = "".join(f"{k}={quote(v)} " for k, v in env.items())
@@ -39,10 +40,10 @@ def _logs_retrievable(snap: Snapshot) -> bool:
     return bool(st.get("jobId") and st.get("rayClusterName")) and not ph.manager_only(snap)
 
 
-def actions(snap: Snapshot, target: Target) -> list[dict[str, Any]]:
+def actions(snap: Snapshot, target: Target) -> list[JSONObject]:
     name = snap.name
 
-    def action(key: str, description: str, argv: list[str]) -> dict[str, Any]:
+    def action(key: str, description: str, argv: list[str]) -> JSONObject:
         return {"name": key, "description": description, "command": _command(argv, target)}
 
     logs = action("logs", "Read the run's logs", ["tau", "run", "logs", name, "--tail", "200"])
@@ -70,7 +71,7 @@ def actions(snap: Snapshot, target: Target) -> list[dict[str, Any]]:
     return [watch, logs] if _logs_retrievable(snap) else [watch]
 
 
-def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[dict[str, Any]]:
+def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[JSONObject]:
     found: list[dict[str, Any]] = []
     if not snap.found:
         return [
@@ -140,7 +141,7 @@ def diagnostics(snap: Snapshot, phases: list[ph.Phase], target: Target) -> list[
     return found
 
 
-def quota_command(target: Target) -> dict[str, Any] | None:
+def quota_command(target: Target) -> JSONObject | None:
     """`tau workspace quota show` for the run's workspace, routed like the run: a connected
     workspace is found by name; a plain kubeconfig needs its context and system namespace."""
     if not target.workspace:
@@ -155,9 +156,7 @@ def quota_command(target: Target) -> dict[str, Any] | None:
     return {"argv": argv, "env": env, "shell": prefix + shlex.join(argv)}
 
 
-def _pending_diagnostic(
-    wl: dict[str, Any], reason: str, snap: Snapshot, target: Target
-) -> dict[str, Any]:
+def _pending_diagnostic(wl: JSONObject, reason: str, snap: Snapshot, target: Target) -> JSONObject:
     """Kueue's reason in full, each flavor's shortfall on its own line."""
     name = o.name(wl)
     since = (wl.get("metadata") or {}).get("creationTimestamp", "")
@@ -175,7 +174,7 @@ def _pending_diagnostic(
     }
 
 
-def _quota_hint(target: Target, cluster_queue: str = "") -> dict[str, Any]:
+def _quota_hint(target: Target, cluster_queue: str = "") -> JSONObject:
     command = quota_command(target)
     owner = "the platform operator owns the queue's quota" + (
         f" (ClusterQueue {cluster_queue})" if cluster_queue else ""
@@ -192,8 +191,8 @@ def document(
     snap: Snapshot,
     target: Target,
     *,
-    profile: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    profile: JSONObject | None = None,
+) -> JSONObject:
     phases = ph.build(snap)
     owner = snap.job if snap.job is not None else snap.rayjob
     meta = (owner or {}).get("metadata") or {}
@@ -272,14 +271,14 @@ def document(
     return doc
 
 
-def failure(snap: Snapshot) -> dict[str, Any] | None:
+def failure(snap: Snapshot) -> JSONObject | None:
     """The run's classification once it failed (the same one retry and resume act on)."""
     if not (ph.primary_failed(snap) or ph.startup_failed(snap)):
         return None
     return diagnose(snap).to_dict()
 
 
-def _workload(wl: dict[str, Any], snap: Snapshot) -> dict[str, Any]:
+def _workload(wl: JSONObject, snap: Snapshot) -> JSONObject:
     st = o.status(wl)
     name = o.name(wl)
     queue = (wl.get("spec") or {}).get("queueName", "")
@@ -312,7 +311,7 @@ def _workload(wl: dict[str, Any], snap: Snapshot) -> dict[str, Any]:
     }
 
 
-def _waiting(wl: dict[str, Any], snap: Snapshot, name: str, queue: str) -> dict[str, Any]:
+def _waiting(wl: JSONObject, snap: Snapshot, name: str, queue: str) -> JSONObject:
     """For a workload Kueue has not admitted: what it is short of per flavor, since when it
     waits, who is ahead of it, and the ClusterQueue whose quota decides it."""
     if ph.workload_state(wl) not in ("Pending", "QuotaReserved") or o.is_true(wl, "Admitted"):
@@ -330,7 +329,7 @@ def _waiting(wl: dict[str, Any], snap: Snapshot, name: str, queue: str) -> dict[
     }
 
 
-def _position(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+def _position(pending: JSONObject | None) -> JSONObject | None:
     """Where Kueue ranks a waiting workload (0 = next), from its visibility API."""
     if pending is None:
         return None
@@ -343,7 +342,7 @@ def _position(pending: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _pod(pod: dict[str, Any]) -> dict[str, Any]:
+def _pod(pod: JSONObject) -> JSONObject:
     return {
         "name": o.name(pod),
         "phase": o.pod_phase(pod),
@@ -408,7 +407,7 @@ def diagnostic_hints(snap: Snapshot, target: Target) -> list[str]:
     return out
 
 
-def _logs_hint(pods: list[dict[str, Any]], line: Callable[..., str]) -> str:
+def _logs_hint(pods: list[JSONObject], line: Callable[..., str]) -> str:
     for pod in pods:
         for cs in o.container_statuses(pod, True) + o.container_statuses(pod):
             code = o.exit_code(cs)

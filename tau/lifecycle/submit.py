@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from tau import keys
 from tau.connection import (
@@ -28,6 +28,7 @@ from tau.connection import (
     terminal_interaction,
 )
 from tau.errors import RuntimeFailure, UsageError
+from tau.jsontypes import JSONObject
 from tau.kube import ConflictError, KubeClient, NotFoundError, UnavailableError
 from tau.kube.deletion import delete
 from tau.kube.resources import (
@@ -40,7 +41,13 @@ from tau.kube.resources import (
 )
 
 if TYPE_CHECKING:
-    from tau.resolve.layers import WorkspaceLayer
+    from tau.render.intent import RunIntent
+    from tau.render.workflow import WorkflowIntent
+    from tau.resolve.layers import DescriptorLayer, Overrides, Resolution, WorkspaceLayer
+    from tau.resolve.workflow import WorkflowResolution
+    from tau.runconfig.loader import LoadedConfig
+
+    AnyResolution = TypeVar("AnyResolution", Resolution, WorkflowResolution)
 
 PLATFORM = "platform operator (TauWorkspace)"
 KINDS: dict[str, Resource] = {
@@ -55,25 +62,30 @@ KINDS: dict[str, Resource] = {
 class Prepared:
     """Everything needed to (re)submit one run: retries re-render from here."""
 
-    loaded: Any
-    resolution: Any
+    loaded: LoadedConfig
+    resolution: Resolution | WorkflowResolution
     kube: KubeClient
     target: Target
     system_namespace: str
 
     @property
-    def intent(self) -> Any:
+    def intent(self) -> RunIntent | WorkflowIntent:
         return self.resolution.intent
 
     @property
     def name(self) -> str:
-        name: str = self.intent.name
-        return name
+        return self.intent.name
 
     @property
     def namespace(self) -> str:
-        namespace: str = self.intent.namespace
-        return namespace
+        return self.intent.namespace
+
+    @property
+    def env(self) -> tuple[tuple[str, str], ...]:
+        """The env as (name, value) pairs, which retries and resume rewrite. A managed
+        workflow's env holds EnvVar entries instead: re-attempting one is not supported yet
+        (see `_reattempt`)."""
+        return self.intent.env  # type: ignore[return-value]
 
 
 @dataclass
@@ -94,7 +106,7 @@ def new_submission_id() -> str:
     return secrets.token_hex(12)
 
 
-def workspace_layer(obj: dict[str, Any]) -> WorkspaceLayer:
+def workspace_layer(obj: JSONObject) -> WorkspaceLayer:
     """The TauWorkspace's published defaults as a resolution layer."""
     from tau.resolve.layers import WorkspaceLayer
 
@@ -122,8 +134,8 @@ def workspace_layer(obj: dict[str, Any]) -> WorkspaceLayer:
 
 
 def _connect(
-    loaded: Any, overrides: Any, project: str, system_namespace: str
-) -> tuple[KubeClient, Target, Any, str, str]:
+    loaded: LoadedConfig, overrides: Overrides, project: str, system_namespace: str
+) -> tuple[KubeClient, Target, DescriptorLayer | None, str, str]:
     """(client, target, descriptor layer, workspace name, system namespace).
 
     Without a descriptor, `--context` alone is enough: the cluster's primary workspace (the
@@ -163,8 +175,8 @@ def _connect(
 
 
 def prepare(
-    loaded: Any,
-    overrides: Any,
+    loaded: LoadedConfig,
+    overrides: Overrides,
     *,
     project: str = "",
     argv: tuple[str, ...] = (),
@@ -178,9 +190,12 @@ def prepare(
     from tau.resolve.layers import ConfigLayer
     from tau.resolve.profile import profile_layer
     from tau.resolve.request import git_head, refuse_key_vault_flags
+    from tau.runconfig.managed import ManagedManifest
 
-    managed = loaded.is_managed or loaded.config.is_managed_dispatch
-    if not managed:
+    config = loaded.config
+    # A direct run config; None for a managed workflow (an SDK manifest or `workflow.file`).
+    direct = None if isinstance(config, ManagedManifest) or config.is_managed_dispatch else config
+    if direct is not None:
         refuse_key_vault_flags(overrides)
     kube, target, descriptor, workspace, descriptor_system = _connect(
         loaded, overrides, project, system_namespace
@@ -195,11 +210,11 @@ def prepare(
             hint=f"see `tau workspace status {workspace}`; resubmitting cannot fix this",
         )
     ws = workspace_layer(obj)
-    if managed:
+    if direct is None:
         return _prepare_workflow(
             loaded, overrides, kube, target, descriptor, ws, system, argv=argv, say=say
         )
-    policy = loaded.config.policy
+    policy = direct.policy
     namespace = overrides.namespace or (policy.namespace if policy else None) or ws.namespace
     selection = read_profile_set(kube).select(
         policy.profile if policy else None,
@@ -227,7 +242,7 @@ def prepare(
     return Prepared(loaded, resolution, kube, target, system)
 
 
-def _bind_datasets(resolution: Any, kube: KubeClient, dry_run: str) -> Any:
+def _bind_datasets(resolution: AnyResolution, kube: KubeClient, dry_run: str) -> AnyResolution:
     """Pin `dataset:` env references on the run's data PVC (read by a helper pod)."""
     from tau.data import binding
 
@@ -247,12 +262,12 @@ def _bind_datasets(resolution: Any, kube: KubeClient, dry_run: str) -> Any:
 
 
 def _prepare_workflow(
-    loaded: Any,
-    overrides: Any,
+    loaded: LoadedConfig,
+    overrides: Overrides,
     kube: KubeClient,
     target: Target,
-    descriptor: Any,
-    ws: Any,
+    descriptor: DescriptorLayer | None,
+    ws: WorkspaceLayer,
     system: str,
     *,
     argv: tuple[str, ...],
@@ -315,15 +330,26 @@ def _check_local_queue(kube: KubeClient, queue: str, namespace: str) -> None:
 
 def with_attempt(prepared: Prepared, env: tuple[tuple[str, str], ...]) -> Prepared:
     """The same run with new env and a fresh submission id (retries and resume)."""
-    intent = prepared.intent
-    provenance = replace(intent.provenance, submission_id=new_submission_id())
-    resolution = replace(
-        prepared.resolution, intent=replace(intent, env=env, provenance=provenance)
-    )
-    return replace(prepared, resolution=resolution)
+    from tau.resolve.layers import Resolution
+
+    resolution, submission_id = prepared.resolution, new_submission_id()
+    if isinstance(resolution, Resolution):
+        return replace(prepared, resolution=_reattempt(resolution, env, submission_id))
+    return replace(prepared, resolution=_reattempt(resolution, env, submission_id))
 
 
-def render_objects(prepared: Prepared) -> list[dict[str, Any]]:
+def _reattempt(
+    resolution: AnyResolution, env: tuple[tuple[str, str], ...], submission_id: str
+) -> AnyResolution:
+    intent = resolution.intent
+    provenance = replace(intent.provenance, submission_id=submission_id)
+    # A workflow's env is EnvVar entries, not the (name, value) pairs retries and resume
+    # build: re-attempting a managed workflow is not supported yet.
+    fresh = replace(intent, env=env, provenance=provenance)  # type: ignore[arg-type]
+    return replace(resolution, intent=fresh)
+
+
+def render_objects(prepared: Prepared) -> list[JSONObject]:
     """Rendered objects in creation order: the workload first, then what it owns."""
     from tau.render import render
 
@@ -331,7 +357,7 @@ def render_objects(prepared: Prepared) -> list[dict[str, Any]]:
     return sorted(objects, key=lambda obj: obj["kind"] not in ("Job", "RayJob"))
 
 
-def server_dry_run(prepared: Prepared, warnings: list[str] | None = None) -> list[dict[str, Any]]:
+def server_dry_run(prepared: Prepared, warnings: list[str] | None = None) -> list[JSONObject]:
     """Send every rendered object with dryRun=All; returns them as the API server (and its
     admission webhooks) would have stored them, its Warning headers appended to `warnings`."""
     return [
@@ -379,8 +405,8 @@ def submit(prepared: Prepared) -> Submitted:
 
 
 def _dry_run(
-    kube: KubeClient, obj: dict[str, Any], namespace: str, warnings: list[str] | None
-) -> dict[str, Any]:
+    kube: KubeClient, obj: JSONObject, namespace: str, warnings: list[str] | None
+) -> JSONObject:
     name = obj["metadata"]["name"]
     try:
         return kube.create(KINDS[obj["kind"]], obj, namespace, dry_run=True, warnings=warnings)
@@ -397,11 +423,11 @@ def _dry_run(
 def _create(
     kube: KubeClient,
     resource: Resource,
-    obj: dict[str, Any],
+    obj: JSONObject,
     namespace: str,
     submission: str,
     warnings: list[str],
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[JSONObject, bool]:
     """Create; an existing object is ours only if it carries this submission id."""
     name = obj["metadata"]["name"]
     try:

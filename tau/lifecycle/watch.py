@@ -11,13 +11,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from tau.jsontypes import JSONObject
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import JOBS, PODS, RAY_JOBS
 from tau.kube.stream import watch
 from tau.lifecycle.snapshot import Snapshot
 
 
-def _seen(objects: Sequence[dict[str, Any] | None]) -> set[tuple[str, str]]:
+def _seen(objects: Sequence[JSONObject | None]) -> set[tuple[str, str]]:
     return {(o["metadata"]["name"], o["metadata"].get("resourceVersion", "")) for o in objects if o}
 
 

@@ -320,7 +320,7 @@ class ClusterBackend:
             dry_run=request.dry_run,
             say=terminal.err,
         )
-        if request.dry_run:
+        if isinstance(result, list):  # a dry run: the replacement, rendered
             from tau.run.manifests import dump
 
             sys.stdout.write(dump(redact_secrets(result), "yaml"))
