@@ -43,7 +43,8 @@ from tau.kube.resources import (
 if TYPE_CHECKING:
     from tau.render.intent import RunIntent
     from tau.render.workflow import WorkflowIntent
-    from tau.resolve.layers import DescriptorLayer, Overrides, Resolution, WorkspaceLayer
+    from tau.resolve.direct import Resolution
+    from tau.resolve.layers import DescriptorLayer, Overrides, WorkspaceLayer
     from tau.resolve.workflow import WorkflowResolution
     from tau.runconfig.loader import LoadedConfig
 
@@ -330,7 +331,7 @@ def _check_local_queue(kube: KubeClient, queue: str, namespace: str) -> None:
 
 def with_attempt(prepared: Prepared, env: tuple[tuple[str, str], ...]) -> Prepared:
     """The same run with new env and a fresh submission id (retries and resume)."""
-    from tau.resolve.layers import Resolution
+    from tau.resolve.direct import Resolution
 
     resolution, submission_id = prepared.resolution, new_submission_id()
     if isinstance(resolution, Resolution):
