@@ -51,6 +51,28 @@ class RunList(Document):
     history_state: str = ""
 
 
+# --- shared parts ----------------------------------------------------------------------------
+
+
+class Failure(Document):
+    """A failed run's classification (`tau.run.failures.Cause`), as retry and resume see it."""
+
+    reason: str = ""
+    category: str = ""
+    owner: str = ""
+    summary: str = ""
+    hint: str = ""
+    retryable: bool = False
+
+
+class Command(Document):
+    """A command the researcher can paste: its argv, the env it needs, and both as one line."""
+
+    argv: list[str] = []
+    env: dict[str, str] = {}
+    shell: str = ""
+
+
 # --- tau run history -------------------------------------------------------------------------
 
 
@@ -68,7 +90,7 @@ class RunHistory(Document):
     found: bool = False
     state: str = ""
     display_state: str = ""
-    failure: dict[str, Any] | None = None
+    failure: Failure | None = None
     submission_id: str = ""
     created: str = ""
     attempt: int = 0
@@ -97,6 +119,29 @@ class StatusMetadata(Document):
     namespace: str = ""
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
+
+
+class PhaseRow(Document):
+    name: str = ""
+    status: str = ""
+    detail: str = ""
+    hint: str = ""
+    owner: str = ""
+    started_at: str = ""
+
+
+class Diagnostic(Document):
+    code: str = ""
+    severity: str = ""
+    message: str = ""
+    suggestion: str = ""
+    commands: list[Command] = []
+
+
+class Action(Document):
+    name: str = ""
+    description: str = ""
+    command: Command = Command()
 
 
 class StatusSummary(Document):
@@ -169,15 +214,15 @@ class RunStatus(Document):
     kind: str = ""
     metadata: StatusMetadata = StatusMetadata()
     status: StatusSummary = StatusSummary()
-    failure: dict[str, Any] | None = None
-    phases: list[dict[str, Any]] = []
+    failure: Failure | None = None
+    phases: list[PhaseRow] = []
     job: JobStatus = JobStatus()
     workloads: list[dict[str, Any]] = []
     pods: list[PodRow] = []
     resource_claims: list[ResourceClaimRow] = []
     events: list[EventRow] = []
-    diagnostics: list[dict[str, Any]] = []
-    actions: list[dict[str, Any]] = []
+    diagnostics: list[Diagnostic] = []
+    actions: list[Action] = []
     ray_job: RayJobStatus | None = None
     metrics: dict[str, Any] | None = None
     profile: list[dict[str, Any]] | None = None

@@ -20,9 +20,11 @@ from tau.cli.output import dump_json, dump_yaml
 from tau.connection import Target
 from tau.lifecycle import status as st
 from tau.lifecycle.history import history
+from tau.lifecycle.snapshot import Snapshot
 from tests.unit.lifecycle.conftest import RECORDED, recorded
 
 TARGET = Target("/home/r/.config/tau/kubeconfigs/research.yaml", "research", "research")
+CONNECTED = Target("/k/research.yaml", "research-cluster", "research", "ml", "connection", "sys")
 OUTCOMES = sorted(p.stem for p in RECORDED.glob("*.json"))
 
 
@@ -51,6 +53,21 @@ def test_the_printed_documents_validate_against_their_json_schemas(outcome: str)
 
     jsonschema.validate(status, RunStatus.model_json_schema(mode="serialization"))
     jsonschema.validate(past, RunHistory.model_json_schema(mode="serialization"))
+
+
+def test_a_missing_run_and_a_connected_workspace_print_commands_the_schema_declares() -> None:
+    missing = st.document(Snapshot.from_dict({"name": "gone", "namespace": "research"}), TARGET)
+    waiting = st.document(recorded("over-quota"), CONNECTED)
+    schema = RunStatus.model_json_schema(mode="serialization")
+
+    for doc in (missing, waiting):
+        dumped = RunStatus.model_validate(doc).dump()
+        assert dumped == _roundtrip(doc)
+        jsonschema.validate(dumped, schema)
+    commands = [
+        c for d in (missing, waiting) for x in d["diagnostics"] for c in x.get("commands", [])
+    ]
+    assert {c["argv"][1] for c in commands} == {"run", "workspace"}
 
 
 def _tau_event(run: str, reason: str, message: str, at: str) -> dict[str, object]:
