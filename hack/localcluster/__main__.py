@@ -1,4 +1,5 @@
-"""``python -m hack.localcluster up|down|status|env|build``: the developer's local cluster."""
+"""``python -m hack.localcluster up|down|status|env|build|kubeconfig``: the developer's local
+cluster."""
 
 from __future__ import annotations
 
@@ -85,6 +86,16 @@ def _env(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kubeconfig(args: argparse.Namespace) -> int:
+    """A user's kubeconfig, as a platform hands one to a researcher: a client certificate
+    signed by the cluster CA, with no rights until a RoleBinding (the workspace's) grants them."""
+    path = LocalCluster.load(args.state_dir).mint_kubeconfig(
+        args.user, args.group, args.output.resolve(), args.context
+    )
+    print(f"kubeconfig for {args.user} (context {args.context}) written to {path}", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hack.localcluster", description=__doc__)
     parser.add_argument(
@@ -103,6 +114,16 @@ def main(argv: list[str] | None = None) -> int:
         ("env", _env, f"print `export KUBECONFIG=...`, `PATH=...` and `{REGISTRY_ENV}=...`"),
     ):
         commands.add_parser(name, help=text).set_defaults(handler=handler)
+    minted = commands.add_parser(
+        "kubeconfig", help="write a kubeconfig for USER (a CA-signed client certificate)"
+    )
+    minted.add_argument("user", metavar="USER", help="the Kubernetes user name it authenticates as")
+    minted.add_argument(
+        "--group", action="append", default=[], help="a group it belongs to (repeatable)"
+    )
+    minted.add_argument("--context", default="taugrid-local", help="its context's name")
+    minted.add_argument("-o", "--output", type=Path, required=True, help="the file to write")
+    minted.set_defaults(handler=_kubeconfig)
     args = parser.parse_args(argv)
     try:
         return args.handler(args)

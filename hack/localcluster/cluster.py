@@ -230,7 +230,11 @@ class LocalCluster:
         self.kubectl("create", "-f", "-", input=_as_list(objects))
 
     def mint_kubeconfig(
-        self, user: str, groups: Sequence[str] = (), path: Path | None = None
+        self,
+        user: str,
+        groups: Sequence[str] = (),
+        path: Path | None = None,
+        context: str = "",
     ) -> Path:
         """A kubeconfig authenticating as ``user`` in ``groups`` by a CA-signed certificate.
 
@@ -247,6 +251,7 @@ class LocalCluster:
             CertificateAuthority(self.pki_dir),
             pair,
             user,
+            context,
         )
 
     def readyz(self) -> bool:

@@ -159,9 +159,16 @@ def _b64(data: bytes) -> str:
 
 
 def write_kubeconfig(
-    path: Path, server: str, ca: CertificateAuthority, user: KeyPair, user_name: str
+    path: Path,
+    server: str,
+    ca: CertificateAuthority,
+    user: KeyPair,
+    user_name: str,
+    context: str = "",
 ) -> Path:
-    """A self-contained kubeconfig (certificates embedded), safe to copy elsewhere."""
+    """A self-contained kubeconfig (certificates embedded), safe to copy elsewhere; its one
+    context is ``context`` (default ``USER@taugrid-local``)."""
+    context = context or f"{user_name}@taugrid-local"
     config = {
         "apiVersion": "v1",
         "kind": "Config",
@@ -185,11 +192,11 @@ def write_kubeconfig(
         ],
         "contexts": [
             {
-                "name": f"{user_name}@taugrid-local",
+                "name": context,
                 "context": {"cluster": "taugrid-local", "user": user_name},
             }
         ],
-        "current-context": f"{user_name}@taugrid-local",
+        "current-context": context,
     }
     _write(path, yaml.safe_dump(config, sort_keys=False).encode(), private=True)
     os.chmod(path, 0o600)
