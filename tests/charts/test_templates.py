@@ -537,3 +537,11 @@ def test_the_platform_sets_the_pod_security_level_of_workspace_namespaces(render
     deployment = _one(objects, "Deployment", "tau-core-controller")
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert "--pod-security-enforce=restricted" in container["args"]
+
+
+def test_the_local_first_run_catalog_is_the_default_cpu_profile_on_the_real_nodes_queue(render):
+    """hack/localcluster/real-node-values.yaml (docs/first-run.md) changes only the queue."""
+    default = _one(render(), "TauCluster")["spec"]["workloadProfiles"][0]
+    values = Path(__file__).resolve().parents[2] / "hack/localcluster/real-node-values.yaml"
+    [profile] = _one(render(values=values), "TauCluster")["spec"]["workloadProfiles"]
+    assert profile == {**default, "defaultLocalQueue": "realqueue"}
