@@ -858,6 +858,15 @@ def _wait_registry(cluster: LocalCluster) -> None:
     cluster._wait_component("registry", lambda: _http_ok(f"http://{cluster.registry}/v2/"), 60)
 
 
+def _unix_serving(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
 def _node_env() -> dict[str, str]:
     path = os.environ.get("PATH", "")
     return {"PATH": os.pathsep.join([path, "/usr/local/sbin", "/usr/sbin", "/sbin"])}
@@ -903,6 +912,10 @@ def _start_node(cluster: LocalCluster, ca: CertificateAuthority, net: network.No
     cluster._spawn(
         "containerd", [containerd, f"--config={layout.containerd_config}"], env=env, netns=net
     )
+    # kubelet exits at once when the CRI socket does not answer yet (seen on a loaded machine:
+    # "validate CRI v1 runtime API ... failed to connect"), so it starts only once containerd
+    # serves.
+    cluster._wait_component("containerd", lambda: _unix_serving(layout.containerd_socket), 60)
 
     kubelet_kubeconfig = node_kubeconfig(
         "kubelet", f"system:node:{fx.REAL_NODE}", ("system:nodes",)
