@@ -35,6 +35,7 @@ REAL_NODE_MODULES = (
     "tests/e2e/test_serve_real_node.py",
     "tests/e2e/test_real_node_workloads.py",
     "tests/e2e/test_real_node_smoke.py",
+    "tests/e2e/test_first_run_page.py",
 )
 
 
