@@ -70,6 +70,25 @@ class Workspace:
     def kubectl(self, *args: str, **kwargs):
         return self.cluster.kubectl(*args, **kwargs)
 
+    def document(self, model: type, *args: str) -> dict[str, Any]:
+        """`tau ARGS -o json` and `-o yaml`: one document (`age` aside, computed at print
+        time), valid against its model's JSON Schema. Returns the JSON document."""
+        import jsonschema
+
+        as_json = self.tau(*args, "-o", "json")
+        as_yaml = self.tau(*args, "-o", "yaml")
+        assert (as_json.returncode, as_yaml.returncode) == (0, 0), as_json.stderr + as_yaml.stderr
+        document = json.loads(as_json.stdout)
+        assert _timeless(yaml.safe_load(as_yaml.stdout)) == _timeless(json.loads(as_json.stdout))
+        jsonschema.validate(document, model.model_json_schema(mode="serialization"))
+        return document
+
+
+def _timeless(document: dict[str, Any]) -> dict[str, Any]:
+    for run in document.get("runs", []):
+        run.pop("age")
+    return document
+
 
 def job_target(name: str, *, profile: str = CPU_PROFILE, gpus: int = 0, **extra: Any) -> dict:
     body: dict[str, Any] = {

@@ -19,6 +19,7 @@ from lifecycle_env import H200_PROFILE, Workspace, job_target, results_volume, w
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
+from tau.cli.documents import RunHistory, RunList, RunResults, RunStatus
 
 
 @pytest.fixture(scope="module")
@@ -257,6 +258,30 @@ def test_get_lists_and_fetches_results_through_a_read_only_reader_pod(
     # The reader is a Job (the researcher role creates no bare pods); it goes with its pod.
     wait_for("the reader Jobs and their pods to go", lambda: not readers_left(ws), timeout=60)
     assert ws.tau("run", "cancel", "with-results").returncode == 0
+
+
+def test_the_read_verbs_print_one_typed_document_as_json_and_yaml(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    claim = results_volume(ws, tmp_path, claim="read-docs")
+    body = job_target("read-docs", storage={"data_pvc": claim, "output": "/data/out/docs"})
+    ws.target("docs", body)
+    submitted = ws.tau("run", "docs")
+    assert submitted.returncode == 0, submitted.stderr
+    wait_for("the Job to complete", lambda: succeeded(ws, "read-docs"), timeout=60)
+
+    status = ws.document(RunStatus, "run", "status", "read-docs")
+    assert (status["kind"], status["status"]["state"]) == ("RunStatus", "succeeded")
+    history = ws.document(RunHistory, "run", "history", "read-docs")
+    assert (history["found"], history["attempt"], history["entries"]) == (True, 1, [])
+    listed = ws.document(RunList, "run", "list")
+    assert "read-docs" in {run["name"] for run in listed["runs"]}
+    answer_reader_pods(ws, tmp_path, [["metrics.json"], ["metrics.json"]])
+    results = ws.document(RunResults, "run", "get", "read-docs")
+    assert (results["pvc"], results["entries"]) == (claim, ["metrics.json"])
+
+    wait_for("the reader Jobs and their pods to go", lambda: not readers_left(ws), timeout=60)
+    assert ws.tau("run", "cancel", "read-docs").returncode == 0
 
 
 def test_an_external_job_is_hidden_by_default_but_observable(ws: Workspace) -> None:

@@ -20,6 +20,7 @@ from lifecycle_env import Workspace, job_target, results_volume, workspace_setup
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
+from tau.cli.documents import RunHistory
 
 FAST = {"backoff_initial": "1s", "backoff_max": "2s"}
 
@@ -104,6 +105,8 @@ def test_a_preempted_run_is_retried_with_retry_env_and_succeeds(ws: Workspace) -
         ("retry", "Preempted"),
         ("recovered", "Preempted"),
     ]
+    # -o yaml prints the same history, entries and all, valid against its schema.
+    assert ws.document(RunHistory, "run", "history", "retry-preempt") == history
 
 
 def test_an_unknown_failure_is_never_retried(ws: Workspace) -> None:
