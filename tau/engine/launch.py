@@ -21,13 +21,17 @@ from tau.errors import UsageError
 from tau.resolve.direct import Resolution
 
 Echo = Callable[[str], None]
-# The run path's planner, called once the engine has reserved the run's name.
+# The run path's planner for a resumed run, called once the engine has checked it may resume.
 Resolve = Callable[[str], Resolution]
+
+
+class NameTaken(Exception):
+    """Another `tau run` claimed the planned run name between planning and start."""
 
 
 def start(
     loaded: Any,
-    resolve: Resolve,
+    resolution: Resolution,
     *,
     data_root: Path | None = None,
     store: Path | None = None,
@@ -35,17 +39,18 @@ def start(
     echo: Echo,
     stream: Echo | None,
 ) -> LocalRun:
-    """Run `loaded` locally to completion; the record is written before the process starts."""
-    check_direct(loaded)
+    """Run the planned `resolution` of `loaded` locally to completion, under the name the
+    plan chose (`records.free_name`); the record is written before the process starts."""
     _check_directories(
         ("--data-root" if data_root else "the local data root", data_root or default_data_root()),
         ("the experiment store ($TAU_EXP_STORE)", store or default_store()),
         (f"the local run state (${ENV_STATE_DIR})", state_root()),
     )
-    base = loaded.config.run_name or Path(loaded.path).stem
-    name = records.reserve_name(records.check_name(base.lower()))
+    name = resolution.intent.name
+    if not records.claim(name):
+        raise NameTaken(name)
     try:
-        plan = _plan(loaded, name, resolve(name), data_root, store, echo)
+        plan = _plan(loaded, name, resolution, data_root, store, echo)
     except BaseException:
         shutil.rmtree(records.run_dir(name), ignore_errors=True)
         raise

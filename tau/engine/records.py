@@ -216,20 +216,24 @@ def all_runs() -> tuple[list[LocalRun], list[RuntimeFailure]]:
     return sorted(runs, key=lambda r: r.created_at, reverse=True), broken
 
 
-def reserve_name(base: str) -> str:
-    """`<config name>-<yyyymmdd-hhmmss>`, suffixed when two runs start in the same second.
-
-    The run directory is created here (exclusively), so two `tau run` processes never
-    share a name.
-    """
+def free_name(base: str) -> str:
+    """`<config name>-<yyyymmdd-hhmmss>`, suffixed when a run of that name exists already
+    (two runs started in the same second). Nothing is created: `claim` takes the name."""
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     stem = f"{base[: 63 - 19]}-{stamp}".strip("-.")
-    (state_root() / "runs").mkdir(parents=True, exist_ok=True)
     name, n = stem, 1
-    while True:
-        try:
-            run_dir(name).mkdir()
-            return name
-        except FileExistsError:
-            n += 1
-            name = f"{stem}-{n}"
+    while run_dir(name).exists():
+        n += 1
+        name = f"{stem}-{n}"
+    return name
+
+
+def claim(name: str) -> bool:
+    """Create the run's directory exclusively, so two `tau run` processes never share a
+    name: False when another one claimed it first."""
+    (state_root() / "runs").mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir(name).mkdir()
+    except FileExistsError:
+        return False
+    return True

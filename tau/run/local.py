@@ -57,19 +57,31 @@ class LocalBackend:
         self.store = store
 
     def submit(self, plan: RunPlan, terminal: Terminal, *, output: str = "") -> None:
-        from tau.engine.launch import start
-        from tau.run.plan import local_resolver
+        """Start the plan's resolution; only when another run of the same config, started
+        in the same second, claimed its name first is the run planned again (a new name)."""
+        from tau.engine.launch import NameTaken, start
+        from tau.resolve.direct import Resolution
+        from tau.run.plan import Mode
+        from tau.run.plan import plan as replan
 
-        record = start(
-            plan.loaded,
-            local_resolver(plan.loaded, _argv()),
-            data_root=Path(self.data_root) if self.data_root else None,
-            store=Path(self.store) if self.store else None,
-            argv=_argv(),
-            echo=_supervising(err=True),
-            stream=_supervising(err=False),
-        )
-        _finish(record)
+        while True:
+            resolution = plan.resolution
+            assert isinstance(resolution, Resolution)  # a local plan refuses managed configs
+            try:
+                record = start(
+                    plan.loaded,
+                    resolution,
+                    data_root=Path(self.data_root) if self.data_root else None,
+                    store=Path(self.store) if self.store else None,
+                    argv=_argv(),
+                    echo=_supervising(err=True),
+                    stream=_supervising(err=False),
+                )
+            except NameTaken:
+                plan = replan(plan.loaded, plan.overrides, Mode.LOCAL, argv=_argv())
+                continue
+            _finish(record)
+            return
 
     def status(self, request: StatusRequest, terminal: Terminal) -> None:
         if request.watch:

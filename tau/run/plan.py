@@ -4,7 +4,8 @@ Where the layers come from is the mode's business, not the caller's. A cluster p
 the Ready TauWorkspace and a fail-closed TauCluster profile (`tau.lifecycle.submit`); a
 client preview does the same in a repository this machine has connected and reads only the
 offline layers (descriptor, profile snapshot, Git) elsewhere; a local plan resolves like an
-offline preview under the name the local engine reserves for the run.
+offline preview under the name the local engine gives the run, and the engine starts that
+resolution as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 from tau.resolve.direct import Resolution
 from tau.resolve.layers import Overrides
 from tau.runconfig import LoadedConfig
+from tau.runconfig.models import RunConfig
 
 if TYPE_CHECKING:
     from tau.lifecycle.submit import Prepared
@@ -106,7 +108,8 @@ def plan(
 
 
 def local_resolver(loaded: LoadedConfig, argv: tuple[str, ...]) -> Callable[[str], Resolution]:
-    """What the local engine resolves with once it has reserved the run's name."""
+    """What the local engine resolves a resumed run with, under the run's recorded name, once
+    it has checked that the run may resume."""
 
     def resolve(name: str) -> Resolution:
         resolution = _local(loaded, Overrides(run_name=name), argv).resolution
@@ -119,8 +122,19 @@ def local_resolver(loaded: LoadedConfig, argv: tuple[str, ...]) -> Callable[[str
 def _local(loaded: LoadedConfig, overrides: Overrides, argv: tuple[str, ...]) -> RunPlan:
     """The offline resolution: namespace, LocalQueue and ServiceAccount mean nothing locally,
     so the client dry-run mode (placeholders, no live reads) applies and its placeholder
-    warnings, which are about the cluster, are dropped."""
-    resolution = _offline(loaded, replace(overrides, dry_run="client"), "", argv)
+    warnings, which are about the cluster, are dropped.
+
+    A new run is resolved once, under the name the local engine gives it
+    (`<config name>-<stamp>`) and claims when it starts this plan; a resume names its run.
+    """
+    named = overrides
+    config = loaded.config
+    if not overrides.run_name and isinstance(config, RunConfig) and config.run_name:
+        from tau.engine import records
+
+        base = records.check_name(config.run_name.lower())
+        named = replace(overrides, run_name=records.free_name(base))
+    resolution = _offline(loaded, replace(named, dry_run="client"), "", argv)
     resolution.warnings = [w for w in resolution.warnings if "placeholder" not in w]
     return RunPlan(Mode.LOCAL, loaded, overrides, resolution)
 

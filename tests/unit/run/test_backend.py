@@ -67,3 +67,23 @@ def test_no_command_module_reaches_an_engine_except_through_a_backend() -> None:
         and (node.module or "").startswith(("tau.engine", "tau.run.local", "tau.run.cluster"))
     ]
     assert reached == []
+
+
+def test_a_local_run_that_loses_its_planned_name_to_a_concurrent_start_is_planned_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tau.resolve.layers import Overrides
+    from tau.run.backend import Terminal
+    from tau.run.plan import Mode, plan
+    from tau.runconfig import load
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
+    monkeypatch.delenv("TAU_EXP_STORE", raising=False)
+    planned = plan(load(REPO / "examples/quickstart/tau/train.yaml"), Overrides(), Mode.LOCAL)
+    assert records.claim(planned.name)  # another `tau run` of this config, the same second
+    said: list[str] = []
+    terminal = Terminal(said.append, said.append, print, print, print)
+    LocalBackend().submit(planned, terminal)
+    (run,), broken = records.all_runs()
+    assert broken == [] and run.name != planned.name
+    assert run.name.startswith("quickstart-train-") and run.state == records.SUCCEEDED

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,16 @@ def test_a_local_plan_drops_the_clusters_placeholder_warnings() -> None:
     local = plan(load(QUICKSTART), Overrides(), Mode.LOCAL)
     assert local.mode is Mode.LOCAL and not local.live
     assert [w for w in local.resolution.warnings if "placeholder" in w] == []
+
+
+def test_a_local_plan_is_resolved_once_under_the_name_the_run_will_have(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TAU_LOCAL_STATE_DIR", str(tmp_path / "state"))
+    local = plan(load(QUICKSTART), Overrides(), Mode.LOCAL)
+    assert re.fullmatch(r"quickstart-train-\d{8}-\d{6}", local.name)
+    assert local.resolution.provenance.value_of("name") == local.name
+    assert not (tmp_path / "state").exists()  # the engine claims the name when it starts
 
 
 def test_the_local_engine_resolves_under_the_name_it_reserved() -> None:
