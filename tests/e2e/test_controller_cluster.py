@@ -108,23 +108,28 @@ def current(cluster):
     return obj
 
 
-def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
-    local_cluster, controller, h100_node, namespace, tmp_path
-):
+def reconciled_with_jobqueue(cluster, namespace):
+    """The Reconcile-mode TauCluster, Ready, its profile on the namespace's `jobqueue`."""
     local_queue = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "LocalQueue",
         "metadata": {"name": "jobqueue", "namespace": namespace},
         "spec": {"clusterQueue": "jobqueue"},
     }
-    local_cluster.kubectl("apply", "-f", "-", input=json.dumps(local_queue))
-    local_cluster.kubectl("apply", "-f", "-", input=tau_cluster("Reconcile", namespace))
+    cluster.kubectl("apply", "-f", "-", input=json.dumps(local_queue))
+    cluster.kubectl("apply", "-f", "-", input=tau_cluster("Reconcile", namespace))
 
     def ready():
-        obj = current(local_cluster)
+        obj = current(cluster)
         return obj if obj and obj["status"].get("phase") == "Ready" else None
 
-    obj = wait_for("TauCluster Ready", ready, timeout=90)
+    return wait_for("TauCluster Ready", ready, timeout=90)
+
+
+def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
+    local_cluster, controller, h100_node, namespace, tmp_path
+):
+    obj = reconciled_with_jobqueue(local_cluster, namespace)
     labels = get(local_cluster, "node", h100_node)["metadata"]["labels"]
     assert labels[keys.KUEUE_GPU_SERIES] == "nc-h100-v5"
     assert labels[keys.GPU_CLASS] == "h100-95gb"
@@ -163,19 +168,7 @@ def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
 def test_validate_topology_without_flags_checks_the_queues_of_every_ready_profile(
     local_cluster, controller, namespace
 ):
-    local_queue = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "LocalQueue",
-        "metadata": {"name": "jobqueue", "namespace": namespace},
-        "spec": {"clusterQueue": "jobqueue"},
-    }
-    local_cluster.kubectl("apply", "-f", "-", input=json.dumps(local_queue))
-    local_cluster.kubectl("apply", "-f", "-", input=tau_cluster("Reconcile", namespace))
-    wait_for(
-        "TauCluster Ready",
-        lambda: (obj := current(local_cluster)) and obj["status"].get("phase") == "Ready",
-        timeout=90,
-    )
+    reconciled_with_jobqueue(local_cluster, namespace)
 
     done = subprocess.run(
         [sys.executable, "-m", "tau", "cluster", "validate", "topology", "-o", "json"],
