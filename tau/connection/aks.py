@@ -14,14 +14,18 @@ points at another ARM endpoint (sovereign clouds).
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from tau import safeyaml
 from tau.api.connection import WorkspaceConnection, parse_aks_resource_id
 from tau.connection.verify import AUTHORIZATION, LayerFailure
 from tau.errors import UsageError
+from tau.jsontypes import JSONObject
 from tau.keys import ENV_AUTH_MODE, ENV_AZURE_AUTHORITY_HOST, ENV_AZURE_RESOURCE_MANAGER
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 from tau.kube.errors import AccessError
 
 PUBLIC_ARM = "https://management.azure.com"
@@ -37,7 +41,7 @@ KNOWN_AUTHORITIES = {
 AUTH_MODES = ("default", "cli", "environment", "device-code", "browser")
 
 
-def azure_credential(tenant_id: str) -> Any:
+def azure_credential(tenant_id: str) -> TokenCredential:
     import azure.identity as identity
 
     mode = (os.environ.get(ENV_AUTH_MODE) or "default").strip().lower()
@@ -59,7 +63,7 @@ def azure_credential(tenant_id: str) -> Any:
     raise UsageError(f"{ENV_AUTH_MODE}={mode!r} is not one of: {', '.join(AUTH_MODES)}")
 
 
-def cluster_user_kubeconfig(descriptor: WorkspaceConnection) -> dict[str, Any]:
+def cluster_user_kubeconfig(descriptor: WorkspaceConnection) -> JSONObject:
     """The cluster-user kubeconfig, its context renamed to the descriptor's `contextName`."""
     from azure.core.exceptions import (
         ClientAuthenticationError,
@@ -124,7 +128,7 @@ def cluster_user_kubeconfig(descriptor: WorkspaceConnection) -> dict[str, Any]:
     return _rename_context(config, descriptor.context_name)
 
 
-def _rename_context(config: dict[str, Any], name: str) -> dict[str, Any]:
+def _rename_context(config: JSONObject, name: str) -> JSONObject:
     contexts = config["contexts"]
     wanted = next((c for c in contexts if c.get("name") == name), None)
     if wanted is None:

@@ -26,6 +26,7 @@ from tau.connection.discovery import discover_connection
 from tau.connection.localstate import ConnectionState
 from tau.connection.verify import LiveWorkspace, verify_live
 from tau.errors import RuntimeFailure, UsageError
+from tau.jsontypes import JSONObject
 from tau.keys import ENV_REVALIDATION_TIMEOUT
 from tau.kube import KubeClient, UnavailableError
 from tau.version import __version__
@@ -73,7 +74,7 @@ class Connection:
         return self.state.queue
 
 
-def credentials(source: ConnectionSource) -> tuple[dict[str, Any], str]:
+def credentials(source: ConnectionSource) -> tuple[JSONObject, str]:
     """The isolated kubeconfig content for the descriptor's context, and its target fingerprint."""
     descriptor = source.descriptor
     if descriptor.access.method == "aks":
@@ -158,7 +159,7 @@ def connect(
 
     candidate = final_kubeconfig.parent / f".candidate-{secrets.token_hex(6)}.yaml"
 
-    def acquire_and_verify() -> tuple[dict[str, Any], str, LiveWorkspace]:
+    def acquire_and_verify() -> tuple[JSONObject, str, LiveWorkspace]:
         acquired, target = (isolated, fingerprint) if isolated else credentials(source)
         return acquired, target, _verify_with_candidate(acquired, candidate, descriptor)
 
@@ -229,7 +230,7 @@ def _review(
 
 
 def _verify_with_candidate(
-    isolated: dict[str, Any], candidate: Path, descriptor: WorkspaceConnection
+    isolated: JSONObject, candidate: Path, descriptor: WorkspaceConnection
 ) -> LiveWorkspace:
     """Verify through a throwaway private copy, removed whatever happens."""
     kubeconfigs.write_isolated(candidate, isolated)
@@ -256,8 +257,8 @@ def revalidation_timeout() -> float:
 
 
 def _bounded(
-    work: Callable[[], tuple[dict[str, Any], str, LiveWorkspace]], candidate: Path
-) -> tuple[dict[str, Any], str, LiveWorkspace]:
+    work: Callable[[], tuple[JSONObject, str, LiveWorkspace]], candidate: Path
+) -> tuple[JSONObject, str, LiveWorkspace]:
     """Unattended revalidation may not wait forever on a sign-in nobody can complete."""
     timeout = revalidation_timeout()
     outcome: dict[str, Any] = {}

@@ -12,7 +12,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+import yaml
 
 from tau import safeyaml
 from tau.api.connection import (
@@ -141,7 +143,7 @@ def parse_descriptor_text(text: str, source: str) -> WorkspaceConnection:
     return validate_descriptor(data, source)
 
 
-def _scalars(node: Any) -> Iterator[tuple[int, str, bool]]:
+def _scalars(node: yaml.Node | None) -> Iterator[tuple[int, str, bool]]:
     for scalar, is_key in safeyaml.scalars(node):
         yield scalar.start_mark.line + 1, scalar.value, is_key
 

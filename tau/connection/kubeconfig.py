@@ -19,6 +19,7 @@ import yaml
 
 from tau import keys, safeyaml
 from tau.connection.localstate import write_private
+from tau.jsontypes import JSONObject
 from tau.kube.errors import AccessError
 
 _PATH_FIELDS = {
@@ -35,7 +36,7 @@ def user_kubeconfig_files() -> list[Path]:
     return [Path("~/.kube/config").expanduser()]
 
 
-def load_merged(files: list[Path] | None = None) -> dict[str, Any]:
+def load_merged(files: list[Path] | None = None) -> JSONObject:
     """Merge kubeconfig files the kubectl way: the first file defining a name wins."""
     merged: dict[str, Any] = {"clusters": [], "users": [], "contexts": []}
     seen: dict[str, set[str | None]] = {"clusters": set(), "users": set(), "contexts": set()}
@@ -64,7 +65,7 @@ def load_merged(files: list[Path] | None = None) -> dict[str, Any]:
     return merged
 
 
-def _absolute(item: dict[str, Any], entry_key: str, base: Path) -> dict[str, Any]:
+def _absolute(item: JSONObject, entry_key: str, base: Path) -> JSONObject:
     entry = dict(item.get(entry_key) or {})
     for field in _PATH_FIELDS[entry_key]:
         value = entry.get(field)
@@ -73,7 +74,7 @@ def _absolute(item: dict[str, Any], entry_key: str, base: Path) -> dict[str, Any
     return {**item, entry_key: entry}
 
 
-def _named(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | None:
+def _named(config: JSONObject, section: str, name: str) -> JSONObject | None:
     for item in config.get(section) or []:
         if item.get("name") == name:
             found: dict[str, Any] = item
@@ -81,7 +82,7 @@ def _named(config: dict[str, Any], section: str, name: str) -> dict[str, Any] | 
     return None
 
 
-def isolate(config: dict[str, Any], context: str) -> dict[str, Any]:
+def isolate(config: JSONObject, context: str) -> JSONObject:
     """A kubeconfig holding only `context`, its cluster and its user."""
     entry = _named(config, "contexts", context)
     if entry is None:
@@ -110,7 +111,7 @@ def isolate(config: dict[str, Any], context: str) -> dict[str, Any]:
     return isolated
 
 
-def cluster_fingerprint(config: dict[str, Any], context: str) -> str:
+def cluster_fingerprint(config: JSONObject, context: str) -> str:
     """Identity of the cluster a context points at; changes force a human re-confirmation."""
     entry = _named(config, "contexts", context) or {}
     cluster = _named(config, "clusters", (entry.get("context") or {}).get("cluster", ""))
@@ -118,13 +119,13 @@ def cluster_fingerprint(config: dict[str, Any], context: str) -> str:
     return "sha256:" + hashlib.sha256(encoded.encode()).hexdigest()
 
 
-def write_isolated(path: Path, config: dict[str, Any]) -> Path:
+def write_isolated(path: Path, config: JSONObject) -> Path:
     """Write atomically with mode 0600 (directory 0700)."""
     write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
     return path
 
 
-def same_content(path: Path, config: dict[str, Any]) -> bool:
+def same_content(path: Path, config: JSONObject) -> bool:
     try:
         return bool(safeyaml.load(path.read_text(encoding="utf-8")) == config)
     except (OSError, UnicodeDecodeError, safeyaml.YamlRefused):

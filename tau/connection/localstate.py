@@ -30,6 +30,7 @@ from tau import atomicfile
 from tau.api.connection import WorkspaceConnection
 from tau.connection.descriptor import ConnectionSource, Repository, is_within
 from tau.errors import RuntimeFailure, TauError, UsageError, ValidationError
+from tau.jsontypes import JSONObject
 from tau.keys import ENV_CONFIG_DIR, ENV_XDG_CONFIG_HOME
 
 READINESS_TTL = timedelta(minutes=5)
@@ -73,7 +74,7 @@ def write_private(path: Path, data: bytes) -> None:
         raise _unwritable(path, error) from None
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: JSONObject) -> None:
     write_private(path, (json.dumps(data, indent=2) + "\n").encode())
 
 
@@ -262,7 +263,7 @@ class ConnectionState(BaseModel):
     configured_at: str
     verified_at: str
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> JSONObject:
         data = self.model_dump(exclude_none=True)
         del data["schema_"]
         return {"schema": STATE_SCHEMA, **data}

@@ -12,11 +12,11 @@ fails with the layer it belongs to and the owner of the fix:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from tau.api.connection import WorkspaceConnection
 from tau.api.workspace import CLUSTER_WIDE, WORKSPACE_RBAC
 from tau.errors import RuntimeFailure, UsageError
+from tau.jsontypes import JSONObject
 from tau.keys import PRIMARY_WORKSPACE
 from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError
 from tau.kube.resources import LOCAL_QUEUES, TAU_WORKSPACES
@@ -63,7 +63,7 @@ class LiveWorkspace:
     phase: str
 
 
-def read_workspace(kube: KubeClient, name: str, system_namespace: str) -> dict[str, Any]:
+def read_workspace(kube: KubeClient, name: str, system_namespace: str) -> JSONObject:
     """GET the TauWorkspace, turning "no such type" into "not a TauGrid cluster"."""
     try:
         return kube.get(TAU_WORKSPACES, name, system_namespace)
@@ -121,7 +121,7 @@ def denied_workspace(
     )
 
 
-def readiness_problem(obj: dict[str, Any]) -> str:
+def readiness_problem(obj: JSONObject) -> str:
     """Why a TauWorkspace object is not Ready at its current generation ("" when it is)."""
     status = obj.get("status") or {}
     phase = status.get("phase") or "Pending"
@@ -148,14 +148,14 @@ def readiness_problem(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _blocks_ready(condition: dict[str, Any]) -> bool:
+def _blocks_ready(condition: JSONObject) -> bool:
     kind, value = condition.get("type"), condition.get("status")
     if kind == "DriftDetected":
         return value == "True"
     return kind in ("RBACReady", "QueueReady") and value != "True"
 
 
-def live_contract(obj: dict[str, Any]) -> LiveWorkspace:
+def live_contract(obj: JSONObject) -> LiveWorkspace:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     metadata = obj.get("metadata") or {}
@@ -257,7 +257,7 @@ def not_taugrid(kube: KubeClient) -> LayerFailure:
     )
 
 
-def workspace_objects(kube: KubeClient, system_namespace: str) -> list[dict[str, Any]]:
+def workspace_objects(kube: KubeClient, system_namespace: str) -> list[JSONObject]:
     try:
         items = kube.list(TAU_WORKSPACES, system_namespace)
     except NotFoundError as error:

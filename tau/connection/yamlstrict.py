@@ -7,7 +7,7 @@ the line of each problem.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import cast
 
 import yaml
 
@@ -21,7 +21,7 @@ class StrictYamlError(ValueError):
     """A structural problem in the YAML text itself (before any schema applies)."""
 
 
-def load_one(text: str, *, strings_only: bool = False, allow_anchors: bool = True) -> Any:
+def load_one(text: str, *, strings_only: bool = False, allow_anchors: bool = True) -> object:
     """Decode exactly one YAML document, rejecting duplicate keys.
 
     `strings_only` additionally requires every key and scalar to be a string (so `path: 1`
@@ -51,7 +51,7 @@ def compose_one(
     return node
 
 
-def construct(node: yaml.Node | None) -> Any:
+def construct(node: yaml.Node | None) -> object:
     try:
         return safeyaml.construct(node)
     except safeyaml.YamlRefused as error:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from tau.engine.plan import LocalPlan
 from tau.engine.records import CANCELLED, FAILED, SUCCEEDED, LocalRun
 from tau.errors import TauError
+from tau.jsontypes import JSONObject
 
 if TYPE_CHECKING:
     from tau.evidence import RunRecord
@@ -30,9 +31,7 @@ _FALLBACKS: tuple[dict[str, Any], ...] = (
 STORE_STATES = {SUCCEEDED: "succeeded", FAILED: "failed", CANCELLED: "cancelled"}
 
 
-def record_evidence(
-    run: LocalRun, plan: LocalPlan, *, echo: Callable[[str], None]
-) -> dict[str, Any]:
+def record_evidence(run: LocalRun, plan: LocalPlan, *, echo: Callable[[str], None]) -> JSONObject:
     try:
         from tau.evidence import RunRecord, ingest_run
     except ImportError as error:  # the portal extra (pyarrow) is not installed
@@ -64,8 +63,8 @@ def record_evidence(
 
 
 def _ingest(
-    ingest_run: Callable[..., dict[str, Any]], run: LocalRun, plan: LocalPlan, record: RunRecord
-) -> dict[str, Any]:
+    ingest_run: Callable[..., JSONObject], run: LocalRun, plan: LocalPlan, record: RunRecord
+) -> JSONObject:
     """Merge into the run tau.stellar created; its own identity fields win on conflict.
 
     tau.stellar stores the hash of the training config it was given as the run's
@@ -73,7 +72,7 @@ def _ingest(
     """
     experiment = plan.intent.experiment.experiment_id or ""
 
-    def call(rec: RunRecord) -> dict[str, Any]:
+    def call(rec: RunRecord) -> JSONObject:
         return ingest_run(
             run.store,
             rec,

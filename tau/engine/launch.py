@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau import keys
 from tau.engine import gpus as gpu_inventory
@@ -20,6 +20,9 @@ from tau.engine.supervise import Supervisor
 from tau.errors import UsageError
 from tau.resolve.direct import Resolution
 
+if TYPE_CHECKING:
+    from tau.runconfig.loader import LoadedConfig
+
 Echo = Callable[[str], None]
 # The run path's planner for a resumed run, called once the engine has checked it may resume.
 Resolve = Callable[[str], Resolution]
@@ -30,7 +33,7 @@ class NameTaken(Exception):
 
 
 def start(
-    loaded: Any,
+    loaded: LoadedConfig,
     resolution: Resolution,
     *,
     data_root: Path | None = None,
@@ -74,7 +77,7 @@ def _check_directories(*places: tuple[str, Path]) -> None:
 
 def resume(
     name: str,
-    loaded: Any,
+    loaded: LoadedConfig,
     resolve: Resolve,
     *,
     checkpoint: str = "",
@@ -126,8 +129,12 @@ def resume(
     return Supervisor(fresh, plan, echo=echo, stream=stream).supervise(env)
 
 
-def check_direct(loaded: Any) -> None:
-    if loaded.is_managed or loaded.config.is_managed_dispatch:
+def check_direct(loaded: LoadedConfig) -> None:
+    """A managed workflow cannot run on the local engine."""
+    from tau.runconfig.managed import ManagedManifest
+
+    config = loaded.config
+    if isinstance(config, ManagedManifest) or config.is_managed_dispatch:
         raise UsageError(
             f"{loaded.path}: managed workflow configs cannot run on the local engine",
             hint="use a direct run config (engine: job or rayjob)",
@@ -135,7 +142,7 @@ def check_direct(loaded: Any) -> None:
 
 
 def _plan(
-    loaded: Any,
+    loaded: LoadedConfig,
     name: str,
     resolution: Resolution,
     data_root: Path | None,
@@ -158,7 +165,7 @@ def _plan(
     return plan
 
 
-def new_record(loaded: Any, plan: LocalPlan, argv: tuple[str, ...]) -> LocalRun:
+def new_record(loaded: LoadedConfig, plan: LocalPlan, argv: tuple[str, ...]) -> LocalRun:
     intent = plan.intent
     experiment = intent.experiment
     return LocalRun(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import Field, asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from tau import atomicfile, keys
 from tau.engine.layout import state_root
 from tau.errors import RuntimeFailure, UsageError
+from tau.jsontypes import JSONObject
 
 RECORD = "record.json"
 KIND = "LocalRun"
@@ -95,11 +96,11 @@ class LocalRun:
     def directory(self) -> Path:
         return run_dir(self.name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {"apiVersion": API_VERSION, "kind": KIND, **asdict(self)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LocalRun:
+    def from_json(cls, data: JSONObject) -> LocalRun:
         """A record from its JSON; a field of the wrong type is a ValueError naming it."""
         if not isinstance(data, dict):
             raise ValueError("the record is not a JSON object")
@@ -122,7 +123,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+def _typed(cls: type, data: JSONObject) -> JSONObject:
     """The known fields of `data`, each checked against its declared type."""
     values = {}
     for name, spec in cls.__dataclass_fields__.items():  # type: ignore[attr-defined]
@@ -139,7 +140,7 @@ def _typed(cls: type, data: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _required(spec: Any) -> bool:
+def _required(spec: Field[object]) -> bool:
     from dataclasses import MISSING
 
     return spec.default is MISSING and spec.default_factory is MISSING

@@ -17,6 +17,7 @@ from tau.api.meta import API_VERSION
 from tau.engine import procgroup, records
 from tau.engine.records import Attempt, LocalRun
 from tau.engine.retry import exit_cause
+from tau.jsontypes import JSONObject
 from tau.run.status import Phase
 
 NAMESPACE = "local"
@@ -117,7 +118,7 @@ def _running(run: LocalRun, attempt: Attempt, state: str) -> Phase:
     return Phase("Running", "active", f"pid {attempt.pid} running", started_at=attempt.started_at)
 
 
-def document(run: LocalRun) -> dict[str, Any]:
+def document(run: LocalRun) -> JSONObject:
     state, message = effective_state(run)
     phase_list = phases(run)
     failed = state in (records.FAILED, records.CANCELLED)
@@ -192,7 +193,7 @@ def document(run: LocalRun) -> dict[str, Any]:
     return doc
 
 
-def _failure(run: LocalRun, state: str) -> dict[str, Any] | None:
+def _failure(run: LocalRun, state: str) -> JSONObject | None:
     if state != records.FAILED:
         return None
     attempt = run.current
@@ -209,7 +210,7 @@ def _annotations(run: LocalRun) -> dict[str, str]:
     return {k: v for k, v in values.items() if v}
 
 
-def _process(run: LocalRun, attempt: Attempt) -> dict[str, Any]:
+def _process(run: LocalRun, attempt: Attempt) -> JSONObject:
     if not attempt.finished_at:
         phase = "Running" if run.state == records.RUNNING else "Unknown"
     else:
@@ -226,15 +227,15 @@ def _process(run: LocalRun, attempt: Attempt) -> dict[str, Any]:
     }
 
 
-def _command(argv: list[str]) -> dict[str, Any]:
+def _command(argv: list[str]) -> JSONObject:
     return {"argv": argv, "env": {}, "shell": shlex.join(argv)}
 
 
-def _action(name: str, description: str, argv: list[str]) -> dict[str, Any]:
+def _action(name: str, description: str, argv: list[str]) -> JSONObject:
     return {"name": name, "description": description, "command": _command(argv)}
 
 
-def _actions(run: LocalRun, state: str) -> list[dict[str, Any]]:
+def _actions(run: LocalRun, state: str) -> list[JSONObject]:
     logs = _action("logs", "Read the run's logs", ["tau", "logs", run.name, "--tail", "200"])
     if state == records.SUCCEEDED:
         return [logs, _action("results", "List the run's outputs", ["tau", "run", "get", run.name])]
@@ -253,7 +254,7 @@ def _actions(run: LocalRun, state: str) -> list[dict[str, Any]]:
     ]
 
 
-def _diagnostics(run: LocalRun, state: str, message: str) -> list[dict[str, Any]]:
+def _diagnostics(run: LocalRun, state: str, message: str) -> list[JSONObject]:
     if state == records.FAILED:
         return [
             {
@@ -266,7 +267,7 @@ def _diagnostics(run: LocalRun, state: str, message: str) -> list[dict[str, Any]
     return []
 
 
-def history(run: LocalRun) -> dict[str, Any]:
+def history(run: LocalRun) -> JSONObject:
     """`tau run history` for a local run: the cluster's document, entries from the attempts.
 
     Attempt 1 is the submission; every later attempt is a retry (it carries the retry reason)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.runconfig.managed import ManagedManifest
 from tau.runconfig.models import DEFAULT_CHECKPOINT_ROOT, DEFAULT_RETRY_ON, RunConfig
 
@@ -57,7 +57,7 @@ class Cause:
     summary: str
     hint: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {
             "reason": str(self.reason),
             "category": self.category,

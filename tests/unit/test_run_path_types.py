@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # Files, or packages meaning every module inside them.
-RUN_PATH = ("tau/kube", "tau/lifecycle")
+RUN_PATH = ("tau/kube", "tau/connection", "tau/lifecycle", "tau/engine", "tau/run")
 
 
 def run_path() -> list[Path]:
