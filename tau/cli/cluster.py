@@ -19,6 +19,7 @@ from tau.cluster.chart import (
     ChartRef,
 )
 from tau.errors import RuntimeFailure, UsageError
+from tau.jsontypes import JSONValue
 
 if TYPE_CHECKING:
     from tau.cluster.helm import Helm
@@ -299,7 +300,7 @@ def validate_nodes(
         _say(f"probing {node.name} ...")
         results.append((node, probe.run_probe(client, node, timeout=seconds)))
     healthy = sum(h.status == probe.HEALTHY for _, h in results)
-    data = {
+    data: JSONValue = {
         "healthy": healthy,
         "total": len(results),
         "stranded": stranded,
@@ -351,7 +352,7 @@ def validate_topology(
     if profile and cluster_queue:
         raise UsageError("--profile and --cluster-queue each choose the queues to check; pass one")
     findings = topology.validate(_kube(context), cluster_queue, profile)
-    data = {
+    data: JSONValue = {
         "findings": [{"level": f.level, "check": f.label, "message": f.message} for f in findings],
         "summary": topology.summary(findings),
     }

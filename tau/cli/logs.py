@@ -10,7 +10,16 @@ from __future__ import annotations
 import typer
 
 from tau.cli.options import context_option, namespace_option, workspace_option
-from tau.cli.run_lifecycle import _LOG, discover_logs
+from tau.cli.run_lifecycle import (
+    ALL_CONTAINERS,
+    CONTAINER,
+    FOLLOW,
+    PREFIX,
+    PREVIOUS,
+    TAIL,
+    TIMESTAMPS,
+    discover_logs,
+)
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -30,13 +39,13 @@ app = typer.Typer(
 )
 def logs(
     name: str = typer.Argument(..., metavar="NAME", help="Run name."),
-    follow: bool = _LOG["follow"],
-    tail: int = _LOG["tail"],
-    container: str = _LOG["container"],
-    all_containers: bool = _LOG["all_containers"],
-    previous: bool = _LOG["previous"],
-    timestamps: bool = _LOG["timestamps"],
-    prefix: bool = _LOG["prefix"],
+    follow: bool = FOLLOW,
+    tail: int = TAIL,
+    container: str = CONTAINER,
+    all_containers: bool = ALL_CONTAINERS,
+    previous: bool = PREVIOUS,
+    timestamps: bool = TIMESTAMPS,
+    prefix: bool = PREFIX,
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),

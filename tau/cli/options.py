@@ -2,33 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import typer
 
 from tau import keys
 from tau.errors import UsageError
 
+# typer.Option returns its OptionInfo typed Any, so that it can default a parameter of any
+# type; each factory names the type of the parameter it defaults.
 
-def context_option() -> Any:
-    return typer.Option(
-        "",
-        "--context",
-        envvar=keys.ENV_CONTEXT,
-        show_envvar=True,
-        help="Kubeconfig context (default: $TAU_CONTEXT, else the workspace connection's).",
+
+def context_option() -> str:
+    return cast(
+        str,
+        typer.Option(
+            "",
+            "--context",
+            envvar=keys.ENV_CONTEXT,
+            show_envvar=True,
+            help="Kubeconfig context (default: $TAU_CONTEXT, else the workspace connection's).",
+        ),
     )
 
 
-def namespace_option(help: str = "Workload namespace (default: from the workspace).") -> Any:
-    return typer.Option("", "-n", "--namespace", help=help)
+def namespace_option(help: str = "Workload namespace (default: from the workspace).") -> str:
+    return cast(str, typer.Option("", "-n", "--namespace", help=help))
 
 
-def workspace_option() -> Any:
-    return typer.Option(
-        "",
-        "--workspace",
-        help="TauWorkspace whose defaults and connection to use.",
+def workspace_option() -> str:
+    return cast(
+        str,
+        typer.Option(
+            "",
+            "--workspace",
+            help="TauWorkspace whose defaults and connection to use.",
+        ),
     )
 
 

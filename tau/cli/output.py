@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import typer
 
 from tau.errors import UsageError
+from tau.jsontypes import JSONValue
+
+if TYPE_CHECKING:
+    from tau.cli.documents import Document
 
 
 class Output(StrEnum):
@@ -35,15 +39,19 @@ def check_output(output: str, *extra: str) -> str:
     return output
 
 
-def output_option(default: Output = Output.table) -> Any:
-    return typer.Option(default, "-o", "--output", help=OUTPUT_OPTION_HELP, case_sensitive=False)
+def output_option(default: Output = Output.table) -> Output:
+    # typer.Option returns its OptionInfo typed Any; the parameter it defaults is an Output.
+    return cast(
+        Output,
+        typer.Option(default, "-o", "--output", help=OUTPUT_OPTION_HELP, case_sensitive=False),
+    )
 
 
-def dump_json(data: Any) -> str:
+def dump_json(data: JSONValue) -> str:
     return json.dumps(data, indent=2, sort_keys=False, default=str, ensure_ascii=False)
 
 
-def dump_yaml(data: Any) -> str:
+def dump_yaml(data: JSONValue) -> str:
     import yaml
 
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False)
@@ -51,7 +59,7 @@ def dump_yaml(data: Any) -> str:
 
 def print_table(
     columns: Sequence[str],
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[Sequence[object]],
     *,
     title: str | None = None,
 ) -> None:
@@ -80,13 +88,13 @@ def print_table(
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
-def print_records(columns: Sequence[str], records: Sequence[dict[str, Any]]) -> None:
+def print_records(columns: Sequence[str], records: Sequence[Mapping[str, object]]) -> None:
     """A table of the named keys of each record (the json/yaml form keeps every key)."""
     print_table(columns, [[record[column] for column in columns] for record in records])
 
 
 def emit(
-    data: Any,
+    data: JSONValue | Document,
     output: Output | str,
     *,
     table: Callable[[], None] | None = None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import click
 import typer
@@ -49,12 +49,15 @@ app = typer.Typer(
 )
 
 
-def config_option() -> Any:  # typer.Option is typed Any so it can default any parameter
-    return typer.Option(
-        "",
-        "-c",
-        "--config",
-        help="Run config file (default: tau/TARGET.yaml, else tau.yaml, tau.yml, .tau.yaml).",
+def config_option() -> str:  # typer.Option is typed Any so it can default any parameter
+    return cast(
+        str,
+        typer.Option(
+            "",
+            "-c",
+            "--config",
+            help="Run config file (default: tau/TARGET.yaml, else tau.yaml, tau.yml, .tau.yaml).",
+        ),
     )
 
 

@@ -9,7 +9,7 @@ run validate` stays fast.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 import typer
@@ -171,30 +171,25 @@ def list_(
     chosen.list(request, terminal(output, RunList))
 
 
-def log_options() -> dict[str, Any]:
-    return {
-        "follow": typer.Option(False, "-f", "--follow", help="Stream new lines."),
-        "tail": typer.Option(200, "--tail", help="Lines per container (-1 = all)."),
-        "container": typer.Option("", "-c", "--container", help="Container to read."),
-        "all_containers": typer.Option(False, "--all-containers", help="Every container."),
-        "previous": typer.Option(False, "--previous", help="The previous (crashed) instance."),
-        "timestamps": typer.Option(False, "--timestamps", help="Prefix each line with its time."),
-        "prefix": typer.Option(False, "--prefix", help="Prefix lines with pod/container."),
-    }
-
-
-_LOG = log_options()
+# The flags `tau run logs` and `tau logs` share.
+FOLLOW: bool = typer.Option(False, "-f", "--follow", help="Stream new lines.")
+TAIL: int = typer.Option(200, "--tail", help="Lines per container (-1 = all).")
+CONTAINER: str = typer.Option("", "-c", "--container", help="Container to read.")
+ALL_CONTAINERS: bool = typer.Option(False, "--all-containers", help="Every container.")
+PREVIOUS: bool = typer.Option(False, "--previous", help="The previous (crashed) instance.")
+TIMESTAMPS: bool = typer.Option(False, "--timestamps", help="Prefix each line with its time.")
+PREFIX: bool = typer.Option(False, "--prefix", help="Prefix lines with pod/container.")
 
 
 def logs(
     name: str = NAME,
-    follow: bool = _LOG["follow"],
-    tail: int = _LOG["tail"],
-    container: str = _LOG["container"],
-    all_containers: bool = _LOG["all_containers"],
-    previous: bool = _LOG["previous"],
-    timestamps: bool = _LOG["timestamps"],
-    prefix: bool = _LOG["prefix"],
+    follow: bool = FOLLOW,
+    tail: int = TAIL,
+    container: str = CONTAINER,
+    all_containers: bool = ALL_CONTAINERS,
+    previous: bool = PREVIOUS,
+    timestamps: bool = TIMESTAMPS,
+    prefix: bool = PREFIX,
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),

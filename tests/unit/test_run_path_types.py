@@ -18,7 +18,20 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 # Files, or packages meaning every module inside them.
-RUN_PATH = ("tau/kube", "tau/connection", "tau/lifecycle", "tau/engine", "tau/run")
+RUN_PATH = (
+    "tau/cli/run.py",
+    "tau/cli/run_lifecycle.py",
+    "tau/cli/run_record.py",
+    "tau/cli/dryrun.py",
+    "tau/cli/logs.py",
+    "tau/cli/options.py",
+    "tau/cli/output.py",
+    "tau/kube",
+    "tau/connection",
+    "tau/lifecycle",
+    "tau/engine",
+    "tau/run",
+)
 
 
 def run_path() -> list[Path]:
