@@ -83,10 +83,16 @@ class Prepared:
 
     @property
     def env(self) -> tuple[tuple[str, str], ...]:
-        """The env as (name, value) pairs, which retries and resume rewrite. A managed
-        workflow's env holds EnvVar entries instead: re-attempting one is not supported yet
-        (see `_reattempt`)."""
-        return self.intent.env  # type: ignore[return-value]
+        """The plain env as (name, value) pairs, which retries and resume rewrite. A managed
+        workflow's secret-backed entries are not pairs: `_reattempt` keeps them as they were."""
+        from tau.render.workflow import WorkflowIntent
+
+        intent = self.intent
+        if isinstance(intent, WorkflowIntent):
+            return tuple(
+                (e.name, e.value) for e in intent.env if e.secret is None and e.value is not None
+            )
+        return intent.env
 
 
 @dataclass
@@ -342,12 +348,17 @@ def with_attempt(prepared: Prepared, env: tuple[tuple[str, str], ...]) -> Prepar
 def _reattempt(
     resolution: AnyResolution, env: tuple[tuple[str, str], ...], submission_id: str
 ) -> AnyResolution:
+    from tau.render.workflow import EnvVar, WorkflowIntent
+
     intent = resolution.intent
     provenance = replace(intent.provenance, submission_id=submission_id)
-    # A workflow's env is EnvVar entries, not the (name, value) pairs retries and resume
-    # build: re-attempting a managed workflow is not supported yet.
-    fresh = replace(intent, env=env, provenance=provenance)  # type: ignore[arg-type]
-    return replace(resolution, intent=fresh)
+    if isinstance(intent, WorkflowIntent):
+        # The pairs replace the plain entries; secret-backed ones stay unless a pair names them.
+        named = {name for name, _ in env}
+        kept = tuple(e for e in intent.env if e.name not in named and e.secret is not None)
+        entries = tuple(EnvVar(name, value) for name, value in env) + kept
+        return replace(resolution, intent=replace(intent, env=entries, provenance=provenance))
+    return replace(resolution, intent=replace(intent, env=env, provenance=provenance))
 
 
 def render_objects(prepared: Prepared) -> list[JSONObject]:
