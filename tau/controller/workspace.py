@@ -36,9 +36,9 @@ LEGACY_SYSTEM_NAMESPACE = "tau-platform"
 CLUSTERQUEUE_READER_ROLE = "tau-clusterqueue-reader-v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 # The Pod Security level namespaces the controller creates enforce, unless the platform
-# configures another (chart value podSecurity.enforce -> --pod-security-enforce). Not yet
-# restricted: tau serve endpoints and managed workflows do not render restricted pods.
-DEFAULT_POD_SECURITY = "baseline"
+# configures another (chart value podSecurity.enforce -> --pod-security-enforce; the chart's
+# empty default leaves it to this one definition). Every pod tau renders passes it.
+DEFAULT_POD_SECURITY = "restricted"
 POD_SECURITY_LEVELS = ("privileged", "baseline", "restricted")
 
 # Reasons.
@@ -215,7 +215,7 @@ def namespace_metadata(
     """Labels to set and annotations to set/remove (None) on the target namespace.
 
     A namespace the controller creates enforces the platform's Pod Security level (chart
-    value `podSecurity.enforce`, default baseline) and warns and audits at restricted; a
+    value `podSecurity.enforce`, default restricted) and warns and audits at restricted; a
     label already on the namespace is the platform's per-namespace choice and is kept."""
     name = workspace["metadata"]["name"]
     spec = workspace.get("spec") or {}

@@ -132,8 +132,7 @@ def test_controller_deployment_runs_the_python_controller_in_the_release_namespa
         "--leader-elect",
         "--health-probe-bind-address=:8081",
         "--metrics-bind-address=:8080",
-        "--pod-security-enforce=baseline",  # podSecurity.enforce: the workspace namespaces' level
-    ]
+    ]  # no --pod-security-enforce: the controller's default level (restricted) applies
     assert (
         container["image"]
         == f"mcr.microsoft.com/aks/ai-runtime/tau-core-controller:{DEFAULT_CHART_VERSION}"
@@ -533,10 +532,18 @@ def test_crds_are_the_generated_ones_shipped_with_the_controller_chart(render):
 
 
 def test_the_platform_sets_the_pod_security_level_of_workspace_namespaces(render):
-    objects = render("tau-core-controller.podSecurity.enforce=restricted")
+    objects = render("tau-core-controller.podSecurity.enforce=baseline")
     deployment = _one(objects, "Deployment", "tau-core-controller")
     [container] = deployment["spec"]["template"]["spec"]["containers"]
-    assert "--pod-security-enforce=restricted" in container["args"]
+    assert "--pod-security-enforce=baseline" in container["args"]
+
+
+def test_without_a_chart_value_workspace_namespaces_enforce_restricted():
+    """One definition of the default: the chart leaves it to the controller."""
+    from tau.controller.__main__ import parse
+
+    assert parse([]).pod_security == "restricted"
+    assert parse(["--pod-security-enforce=baseline"]).pod_security == "baseline"
 
 
 def test_the_local_first_run_catalog_is_the_default_cpu_profile_on_the_real_nodes_queue(render):

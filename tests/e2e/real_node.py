@@ -35,6 +35,16 @@ def enforce_restricted(cluster: LocalCluster, namespace: str) -> None:
     cluster.kubectl("label", "namespace", namespace, "--overwrite", *labels)
 
 
+def expect_restricted_by_default(ws: Workspace) -> None:
+    """Nobody labels a workspace namespace the controller created: it enforces Pod Security
+    ``restricted`` (the controller's default) and the TauWorkspace says so, so tau renders
+    restricted pods for it without a run config asking."""
+    labels = (ws.get("namespace", ws.namespace) or {})["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted", labels
+    workspace = ws.get("workspaces.tau.azure.com", ws.name, "-n", ws.system_namespace) or {}
+    assert workspace["status"]["target"]["podSecurity"] == "restricted", workspace["status"]
+
+
 def shell_pod(
     cluster: LocalCluster,
     name: str,

@@ -107,8 +107,8 @@ def test_one_apply_yields_a_ready_workspace(local_cluster, controller):
 
     namespace = get(local_cluster, "namespace", ns)
     labels = namespace["metadata"]["labels"]
-    assert labels[keys.PSA_ENFORCE] == "baseline" and labels[keys.PSA_WARN] == "restricted"
-    assert obj["status"]["target"]["podSecurity"] == "baseline"  # what tau run renders for
+    assert labels[keys.PSA_ENFORCE] == "restricted" and labels[keys.PSA_WARN] == "restricted"
+    assert obj["status"]["target"]["podSecurity"] == "restricted"  # what tau run renders for
     assert labels[keys.WORKSPACE] == State.first
     assert labels[keys.KUEUE_DEFAULT_LOCAL_QUEUE] == "jobqueue"
     assert namespace["metadata"]["annotations"][keys.RESULT_SCOPE] == f"/data/{State.first}"
@@ -384,7 +384,7 @@ def test_cluster_wide_mode_and_retargeting_release_the_old_namespace(local_clust
     obj = tw(local_cluster, State.second)
     assert condition(obj, "RBACReady") == ("True", "ExistingClusterAuthorization")
     old = get(local_cluster, "namespace", first)["metadata"]
-    assert old["labels"][keys.PSA_ENFORCE] == "baseline"  # unrelated metadata is kept
+    assert old["labels"][keys.PSA_ENFORCE] == "restricted"  # unrelated metadata is kept
     assert not {keys.LOCAL_QUEUE, keys.KUEUE_DEFAULT_LOCAL_QUEUE, keys.APP_MANAGED_BY} & set(
         old["labels"]
     )

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from controller_harness import wait_for
 from lifecycle_env import Workspace, job_target, workspace_setup
-from real_node import enforce_restricted, offer_real_node
+from real_node import expect_restricted_by_default, offer_real_node
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -43,7 +43,7 @@ def ws(
     local_images,
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("evidence")):
-        enforce_restricted(local_cluster, workspace.namespace)
+        expect_restricted_by_default(workspace)
         offer_real_node(workspace, {REAL_PROFILE: {}})
         workspace.env["TAU_METRICS_OFFLOAD_IMAGE"] = local_images["runtime"].reference
         # `tau run get` reads the PVC with a helper pod: from the cluster's registry, on the

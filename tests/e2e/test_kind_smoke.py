@@ -25,7 +25,7 @@ import pytest
 import yaml
 from controller_harness import wait_for
 from lifecycle_env import Workspace, workspace_setup
-from real_node import enforce_restricted, offer_real_node
+from real_node import expect_restricted_by_default, offer_real_node
 
 from hack.images import ImageRef
 from hack.localcluster import LocalCluster
@@ -48,7 +48,7 @@ def ws(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("kind-smoke")):
-        enforce_restricted(local_cluster, workspace.namespace)
+        expect_restricted_by_default(workspace)
         offer_real_node(
             workspace,
             {JOB_PROFILE: {}, RAY_PROFILE: {"workerCount": 2, "placement": "multi-node-nccl"}},

@@ -510,36 +510,40 @@ def enforce(ws: Workspace, level: str) -> None:
     wait_for(f"status podSecurity {level}", lambda: pod_security(ws) == level, 60)
 
 
-def test_a_restricted_workspace_gets_restricted_runs_without_a_warning(ws: Workspace) -> None:
+def test_a_default_workspace_is_restricted_and_its_runs_pass_without_a_warning(
+    ws: Workspace,
+) -> None:
     labels = ws.get("namespace", ws.namespace)["metadata"]["labels"]
-    assert labels["pod-security.kubernetes.io/enforce"] == "baseline"  # the chart's default
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"  # the default
     assert labels["pod-security.kubernetes.io/warn"] == "restricted"
-    assert pod_security(ws) == "baseline"
-    enforce(ws, "restricted")
-    try:
-        ws.target("restricted", job_target("restricted-run"))
-        checked = ws.tau("run", "restricted", "--dry-run=server")
-        assert checked.returncode == 0, checked.stderr
-        assert "PodSecurity" not in checked.stderr, checked.stderr
-        rendered = ws.tau("run", "restricted", "--dry-run=client")
-        assert "runAsNonRoot: true" in rendered.stdout
-        assert "allowPrivilegeEscalation: false" in rendered.stdout
-        submitted = ws.tau("run", "restricted")
-        assert submitted.returncode == 0, submitted.stderr
-        wait_for("the restricted run to complete", lambda: succeeded(ws, "restricted-run"), 60)
-        assert ws.tau("run", "cancel", "restricted-run").returncode == 0
-    finally:
-        enforce(ws, "baseline")
+    assert pod_security(ws) == "restricted"
+    ws.target("restricted", job_target("restricted-run"))
+    checked = ws.tau("run", "restricted", "--dry-run=server")
+    assert checked.returncode == 0, checked.stderr
+    assert "PodSecurity" not in checked.stderr, checked.stderr
+    rendered = ws.tau("run", "restricted", "--dry-run=client")
+    assert "runAsNonRoot: true" in rendered.stdout
+    assert "allowPrivilegeEscalation: false" in rendered.stdout
+    submitted = ws.tau("run", "restricted")
+    assert submitted.returncode == 0, submitted.stderr
+    assert "PodSecurity" not in submitted.stderr, submitted.stderr
+    wait_for("the restricted run to complete", lambda: succeeded(ws, "restricted-run"), 60)
+    assert ws.tau("run", "cancel", "restricted-run").returncode == 0
 
 
 def test_pod_security_warnings_are_passed_on_at_submit_one_line_each(ws: Workspace) -> None:
-    """At baseline tau renders plain pods; the API server's restricted-level warnings (the
-    namespace warns at restricted) reach the researcher, one line each."""
-    ws.target("warned", job_target("warned-run"))
-    submitted = ws.tau("run", "warned")
-    assert submitted.returncode == 0, submitted.stderr
-    warned = [line for line in submitted.stderr.splitlines() if "PodSecurity" in line]
-    assert warned, submitted.stderr
-    for line in warned:
-        assert line.startswith('warning: API server: would violate PodSecurity "restricted')
-    assert ws.tau("run", "cancel", "warned-run").returncode == 0
+    """A platform that lowers the level to baseline gets plain pods; the API server's
+    restricted-level warnings (the namespace warns at restricted) reach the researcher, one
+    line each."""
+    enforce(ws, "baseline")
+    try:
+        ws.target("warned", job_target("warned-run"))
+        submitted = ws.tau("run", "warned")
+        assert submitted.returncode == 0, submitted.stderr
+        warned = [line for line in submitted.stderr.splitlines() if "PodSecurity" in line]
+        assert warned, submitted.stderr
+        for line in warned:
+            assert line.startswith('warning: API server: would violate PodSecurity "restricted')
+        assert ws.tau("run", "cancel", "warned-run").returncode == 0
+    finally:
+        enforce(ws, "restricted")

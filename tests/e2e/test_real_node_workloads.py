@@ -1,6 +1,7 @@
-"""tau-rendered workloads executed on the real node, in a namespace enforcing Pod Security
-``restricted``: a two-pod torchrun Job meets over its rendezvous Service, and failures are
-classified by `tau run status` from what the kubelet reported, as the KWOK outcomes are.
+"""tau-rendered workloads executed on the real node, in a workspace namespace enforcing Pod
+Security ``restricted`` (the default): a two-pod torchrun Job meets over its rendezvous
+Service, and failures are classified by `tau run status` from what the kubelet reported, as
+the KWOK outcomes are.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from controller_harness import wait_for
 from lifecycle_env import Workspace, job_target, workspace_setup
-from real_node import enforce_restricted, offer_real_node
+from real_node import expect_restricted_by_default, offer_real_node
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -27,7 +28,7 @@ def ws(
     local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Workspace]:
     for workspace in workspace_setup(local_cluster, tmp_path_factory.mktemp("real-node")):
-        enforce_restricted(local_cluster, workspace.namespace)
+        expect_restricted_by_default(workspace)
         offer_real_node(
             workspace,
             {
@@ -46,11 +47,12 @@ def real_target(
     profile: str = REAL_PROFILE,
     **compute: str,
 ) -> dict:
-    """A job target on a real-node profile, restricted, running ``script`` as its entrypoint."""
+    """A job target on a real-node profile running ``script`` as its entrypoint; restricted
+    because the workspace namespace enforces it, not because the target asks."""
     (ws.repo / "src").mkdir(exist_ok=True)
     (ws.repo / "src" / f"{name}.py").write_text(script)
     body = job_target(name, profile=profile, entrypoint=f"../src/{name}.py")
-    body["runtime"] = {"image": image, "security": {"mode": "restricted"}}
+    body["runtime"] = {"image": image}
     body["compute"] = {"gpus": 0, **SMALL, **compute}
     return body
 

@@ -1,7 +1,8 @@
 """A Deployment endpoint running on the real node: it answers HTTP through its Service, scales
 to two replicas, and `tau serve delete` leaves nothing behind.
 
-The server is Python's http.server in this checkout's runtime image (`local_images`). The local
+The server is Python's http.server in this checkout's runtime image (`local_images`), in a
+namespace enforcing Pod Security ``restricted``. The local
 cluster has no Kueue pod integration, so nothing injects the real pool's placement the way a
 Kueue flavor does on AKS; the test adds that placement (node selector and toleration) to the
 served Deployment, as the platform's flavor would, and leaves everything else to `tau serve`.
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from controller_harness import items, wait_for
 from images_fixture import local_images  # noqa: F401  (session fixture)
-from real_node import shell_pod, wait_for_phase
+from real_node import enforce_restricted, shell_pod, wait_for_phase
 from serve_env import CPU_PROFILE, Platform, platform_setup
 
 from hack.localcluster import LocalCluster
@@ -31,7 +32,11 @@ SERVER = (
 
 @pytest.fixture(scope="module")
 def platform(local_cluster: LocalCluster, tmp_path_factory) -> Iterator[Platform]:
-    yield from platform_setup(local_cluster, tmp_path_factory.mktemp("serve-real"))
+    """The onboarded namespace enforces Pod Security restricted, as a workspace's does: a
+    Deployment is admitted whatever its pods, so only running pods prove they pass."""
+    for platform in platform_setup(local_cluster, tmp_path_factory.mktemp("serve-real")):
+        enforce_restricted(local_cluster, platform.onboarded)
+        yield platform
 
 
 def status(platform: Platform, name: str) -> dict[str, Any]:
@@ -125,6 +130,7 @@ def test_a_deployment_endpoint_answers_http_scales_and_is_removed(platform, loca
     wait_for("two ready replicas", lambda: ready(platform, "web", 2), timeout=180)
     pods = items(platform.cluster, "pods", "-n", platform.onboarded, "-l", "app=web")
     assert {pod["spec"]["nodeName"] for pod in pods} == {fx.REAL_NODE}
+    assert {pod["spec"]["securityContext"]["runAsUser"] for pod in pods} == {65532}
     assert BODY in fetch(platform, "web", "2")
 
     deleted = platform.serve("delete", "web", "--kind", "deployment")

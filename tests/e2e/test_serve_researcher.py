@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from controller_harness import wait_for
 from lifecycle_env import CONTEXT, CPU_PROFILE, Workspace, workspace_setup
 from tau_cli import TAU
 
@@ -87,6 +88,27 @@ def test_a_researcher_deploys_scales_autoscales_reads_and_deletes_an_endpoint(wo
     assert f"deleted deployment/web (ns={workspace.namespace})" in deleted.stdout.splitlines()
     for kind in ("deployment", "service", "hpa"):
         assert workspace.get(kind, "web", "-n", workspace.namespace) is None, kind
+
+
+def test_a_researchers_endpoint_gets_pods_in_the_restricted_workspace_namespace(workspace):
+    """A Deployment is admitted whatever its pods; the ReplicaSet creating them proves the
+    namespace's Pod Security (restricted, the default) admits what tau serve rendered."""
+    labels = workspace.get("namespace", workspace.namespace)["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    deployed = serve(workspace, "deploy", "admitted", *web_args())
+    assert deployed.returncode == 0, deployed.stderr
+    assert "PodSecurity" not in deployed.stderr, deployed.stderr
+    try:
+        pods = wait_for(
+            "the endpoint's pod",
+            lambda: (
+                workspace.get("pods", "-n", workspace.namespace, "-l", "app=admitted") or {}
+            ).get("items"),
+            timeout=60,
+        )
+        assert pods[0]["spec"]["securityContext"]["runAsNonRoot"] is True
+    finally:
+        serve(workspace, "delete", "admitted", "--kind", "deployment")
 
 
 def test_a_researcher_server_dry_runs_a_rayservice(workspace):

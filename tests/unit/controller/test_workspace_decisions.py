@@ -134,18 +134,18 @@ def test_created_namespace_gets_pod_security_and_result_scope():
         keys.LOCAL_QUEUE: "jobqueue",
         keys.KUEUE_DEFAULT_LOCAL_QUEUE: "jobqueue",
         keys.APP_MANAGED_BY: "tau-core-controller",
-        keys.PSA_ENFORCE: "baseline",
+        keys.PSA_ENFORCE: "restricted",
         keys.PSA_AUDIT: "restricted",
         keys.PSA_WARN: "restricted",
     }
     assert annotations == {keys.RESULT_SCOPE: "/data/ml"}
-    assert enforced_pod_security(None, labels) == "baseline"  # published in the status
+    assert enforced_pod_security(None, labels) == "restricted"  # published in the status
 
 
 def test_the_platform_chooses_the_enforced_level_and_warnings_stay_restricted():
     spec = {"target": {"createNamespace": True}}
-    labels, _ = namespace_metadata(ws("ml", **spec), "jobqueue", None, "restricted")
-    assert labels[keys.PSA_ENFORCE] == "restricted"
+    labels, _ = namespace_metadata(ws("ml", **spec), "jobqueue", None, "baseline")
+    assert labels[keys.PSA_ENFORCE] == "baseline"
     assert labels[keys.PSA_WARN] == labels[keys.PSA_AUDIT] == "restricted"
 
 
@@ -166,6 +166,15 @@ def test_existing_namespace_keeps_its_pod_security_labels():
     }
     up_to_date = {"metadata": {"labels": {**existing["metadata"]["labels"], **labels}}}
     assert namespace_patch(up_to_date, labels, annotations) is None
+
+
+def test_a_level_the_platform_put_on_an_existing_namespace_outlives_the_default():
+    existing = {"metadata": {"name": "ml", "labels": {keys.PSA_ENFORCE: "baseline"}}}
+    spec = {"target": {"createNamespace": True}}
+    labels, _ = namespace_metadata(ws("ml", **spec), "jobqueue", existing)
+    assert keys.PSA_ENFORCE not in labels
+    assert labels[keys.PSA_WARN] == labels[keys.PSA_AUDIT] == "restricted"
+    assert enforced_pod_security(existing, labels) == "baseline"
 
 
 def test_result_scope_is_removed_when_output_root_is_cleared():
