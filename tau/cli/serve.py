@@ -15,6 +15,7 @@ import typer
 
 from tau import keys
 from tau.cli.output import Output, emit, output_option, print_table
+from tau.errors import clean
 
 HANDOFF = (
     "Serving uses the namespace (-n) and kube context (--context) from your platform handoff, "
@@ -226,6 +227,8 @@ def deploy(
     deployed = run_deploy(request)
     for note in deployed.notes:
         click.echo(f"note: {note}", err=True)
+    for warning in deployed.warnings:
+        click.echo(f"warning: API server: {clean(warning)}", err=True)
     if deployed.mode == "client":
         from tau.run.manifests import dump
 

@@ -322,6 +322,7 @@ class KubeClient:
         *,
         field_manager: str,
         dry_run: bool = False,
+        warnings: builtins.list[str] | None = None,
     ) -> JSONObject:
         """Server-side apply: create `obj`, or take over and set exactly its fields.
 
@@ -340,6 +341,7 @@ class KubeClient:
             query=query,
             body=json.dumps(obj),
             content_type="application/apply-patch+yaml",
+            warnings=warnings,
         )
 
     def delete(

@@ -40,6 +40,8 @@ class Deployed:
     mode: str  # "client", "server" or "applied"
     notes: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # The API server's Warning headers while applying (PodSecurity's, deprecations), in order.
+    warnings: list[str] = field(default_factory=list)
 
 
 def deploy(request: DeployRequest, *, client: KubeClient | None = None) -> Deployed:
@@ -72,14 +74,19 @@ def deploy(request: DeployRequest, *, client: KubeClient | None = None) -> Deplo
         return Deployed(intent, redact_secrets(objects), "client", notes)
     preflight(client, intent, objects)
     server_dry_run = request.dry_run == "server"
+    warnings: list[str] = []
     for obj in objects:
         client.apply(
-            OBJECT_RESOURCES[obj["kind"]], obj, field_manager=FIELD_MANAGER, dry_run=server_dry_run
+            OBJECT_RESOURCES[obj["kind"]],
+            obj,
+            field_manager=FIELD_MANAGER,
+            dry_run=server_dry_run,
+            warnings=warnings,
         )
     if server_dry_run:
-        return Deployed(intent, objects, "server", notes)
+        return Deployed(intent, objects, "server", notes, warnings=warnings)
     removed = remove_stale(client, intent, objects)
-    return Deployed(intent, objects, "applied", notes, removed)
+    return Deployed(intent, objects, "applied", notes, removed, warnings)
 
 
 def _from_snapshot(request: DeployRequest, parsed: plan.Parsed, checkpoint: Any) -> Deployed:

@@ -71,6 +71,31 @@ def test_server_dry_run_of_both_kinds_creates_nothing(platform):
         assert platform.get(kind, "dry-web", "-n", platform.onboarded) is None
 
 
+def test_the_pod_security_level_of_the_namespace_decides_the_pods(platform):
+    """Unlabelled, the onboarded namespace gets restricted pods; labelled baseline (warn
+    restricted) by its operator it gets plain ones, and the API server's PodSecurity warnings
+    are passed on, one line each."""
+    rendered = platform.serve("deploy", "psa", *deployment_args("--dry-run=client"))
+    assert rendered.returncode == 0, rendered.stderr
+    (deployment, _service) = yaml.safe_load_all(rendered.stdout)
+    assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+    levels = [
+        "pod-security.kubernetes.io/enforce=baseline",
+        "pod-security.kubernetes.io/warn=restricted",
+    ]
+    platform.cluster.kubectl("label", "namespace", platform.onboarded, "--overwrite", *levels)
+    try:
+        checked = platform.serve("deploy", "psa", *deployment_args("--dry-run=server"))
+        assert checked.returncode == 0, checked.stderr
+        warned = [line for line in checked.stderr.splitlines() if "PodSecurity" in line]
+        assert warned, checked.stderr
+        for line in warned:
+            assert line.startswith('warning: API server: would violate PodSecurity "restricted')
+    finally:
+        unlabel = [level.split("=")[0] + "-" for level in levels]
+        platform.cluster.kubectl("label", "namespace", platform.onboarded, *unlabel)
+
+
 def test_client_dry_run_stamps_the_namespace_default_local_queue(platform):
     result = platform.serve("deploy", "render-only", *rayservice_args("--dry-run=client"))
     assert result.returncode == 0, result.stderr
