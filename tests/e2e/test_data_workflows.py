@@ -88,6 +88,10 @@ def test_a_managed_manifest_renders_dry_runs_submits_and_succeeds(ws: Workspace)
     assert annotations["tau.azure.com/submission-id"]
     (group,) = created["spec"]["rayClusterSpec"]["workerGroupSpecs"]
     assert group["replicas"] == 2  # workers counts the head on a CPU RayJob
+    # The workspace namespace enforces Pod Security restricted (the default): KubeRay creates
+    # the pods only because tau rendered them restricted.
+    head = created["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+    assert head["securityContext"]["runAsNonRoot"] is True
     wait_for("the managed RayJob to succeed", lambda: state(ws, "tau-wf-cpu") == "succeeded",
              timeout=120)  # fmt: skip
 
