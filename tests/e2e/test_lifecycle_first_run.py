@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from controller_harness import wait_for
 from lifecycle_env import H200_PROFILE, Workspace, job_target, results_volume, workspace_setup
+from real_node import CONTAINER_SECURITY
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -294,7 +295,14 @@ def test_an_external_job_is_hidden_by_default_but_observable(ws: Workspace) -> N
             "template": {
                 "spec": {
                     "restartPolicy": "Never",
-                    "containers": [{"name": "work", "image": "example.azurecr.io/tool:2"}],
+                    "containers": [
+                        {
+                            "name": "work",
+                            "image": "example.azurecr.io/tool:2",
+                            # The workspace namespace enforces Pod Security restricted.
+                            "securityContext": CONTAINER_SECURITY,
+                        }
+                    ],
                 }
             },
         },
