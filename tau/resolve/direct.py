@@ -41,6 +41,7 @@ from tau.resolve.layers import (
     Stack,
     WorkspaceLayer,
     agree,
+    choose_namespace,
 )
 from tau.resolve.placement import resolve_placement
 from tau.resolve.provenance import Layer, Source, field_path
@@ -287,21 +288,11 @@ def _namespace(stack: Stack) -> str:
         explicit.append((stack.flags.namespace, stack.flag("-n/--namespace")))
     if policy.namespace:
         explicit.append((policy.namespace, stack.file(Policy, "namespace")))
-    workspace = stack.workspace
-    target = workspace.namespace if workspace else None
-    for value, source in explicit:
-        if workspace and target and value != target:
-            raise ValidationError(
-                f"namespace {value!r} ({source}) conflicts with TauWorkspace "
-                f"{workspace.name!r} target namespace {target!r}",
-                hint="remove the override or select the matching workspace",
-                owner=RESEARCHER,
-            )
-    if explicit:
-        value, source = explicit[0]
-        return stack.record("namespace", value, source)
-    if target:
-        return stack.record("namespace", target, stack.ws("target namespace"))
+    chosen = choose_namespace(explicit, stack.workspace)
+    if chosen:
+        return stack.record("namespace", *chosen)
+    if stack.workspace and stack.workspace.namespace:
+        return stack.record("namespace", stack.workspace.namespace, stack.ws("target namespace"))
     return stack.unresolved(
         "namespace",
         PLACEHOLDER_NAMESPACE,

@@ -199,3 +199,20 @@ def agree(what: str, candidates: list[tuple[str, Source]]) -> tuple[str, Source]
             owner=RESEARCHER,
         )
     return candidates[0]
+
+
+def choose_namespace(
+    explicit: list[tuple[str, Source]], workspace: WorkspaceLayer | None
+) -> tuple[str, Source] | None:
+    """The explicit namespace (flag first, then the file), for direct configs and managed
+    workflows alike; it must be the workspace's target. None leaves the choice to the target."""
+    target = workspace.namespace if workspace else None
+    for value, source in explicit:
+        if workspace and target and value != target:
+            raise ValidationError(
+                f"namespace {value!r} ({source}) conflicts with TauWorkspace "
+                f"{workspace.name!r} target namespace {target!r}",
+                hint="remove the override or select the matching workspace",
+                owner=RESEARCHER,
+            )
+    return explicit[0] if explicit else None

@@ -41,6 +41,7 @@ from tau.resolve.layers import (
     DescriptorLayer,
     Overrides,
     WorkspaceLayer,
+    choose_namespace,
 )
 from tau.resolve.provenance import Layer, Source
 from tau.resolve.provenance import Provenance as ProvenanceTable
@@ -492,19 +493,11 @@ class _Resolver:
             explicit.append(
                 (manifest.policy.namespace, _where(self.source.path, "policy.namespace"))
             )
-        workspace = self.workspace
-        target = workspace.namespace if workspace else None
-        for value, source in explicit:
-            if workspace and target and value != target:
-                raise ValidationError(
-                    f"namespace {value!r} ({source}) conflicts with TauWorkspace "
-                    f"{workspace.name!r} target namespace {target!r}",
-                    hint="remove the override or select the matching workspace",
-                    owner=RESEARCHER,
-                )
-        if explicit:
-            return self.record("namespace", *explicit[0])
-        if target:
+        chosen = choose_namespace(explicit, self.workspace)
+        if chosen:
+            return self.record("namespace", *chosen)
+        if self.workspace and self.workspace.namespace:
+            target = self.workspace.namespace
             return self.record("namespace", target, Source(Layer.WORKSPACE, "target namespace"))
         return self.unresolved(
             "namespace", PLACEHOLDER_NAMESPACE, "set policy.namespace, pass -n, or connect a "
