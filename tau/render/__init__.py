@@ -6,8 +6,7 @@ objects, which is what makes golden tests and config hashes meaningful.
 
 from __future__ import annotations
 
-from typing import Any
-
+from tau.jsontypes import JSONObject
 from tau.render.errors import RenderError
 from tau.render.intent import RunIntent
 from tau.render.job import render_job
@@ -17,7 +16,7 @@ from tau.render.workflow import WorkflowIntent, redact_secret_provider_class, re
 __all__ = ["RenderError", "RunIntent", "WorkflowIntent", "redact_secrets", "render"]
 
 
-def render(intent: RunIntent | WorkflowIntent) -> list[dict[str, Any]]:
+def render(intent: RunIntent | WorkflowIntent) -> list[JSONObject]:
     """Objects in creation order (a headless Service precedes a multi-node Job)."""
     if isinstance(intent, WorkflowIntent):
         return render_workflow(intent)
@@ -26,7 +25,7 @@ def render(intent: RunIntent | WorkflowIntent) -> list[dict[str, Any]]:
     return render_job(intent)
 
 
-def redact_secrets(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def redact_secrets(objects: list[JSONObject]) -> list[JSONObject]:
     """Client dry-run output: secretKeyRef names and keys become `<redacted>`.
 
     Which Secret feeds a workload is itself sensitive (it names credentials), so the
@@ -37,25 +36,30 @@ def redact_secrets(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from tau import credentials
     from tau.render.meta import REDACTED
 
-    def walk(node: Any) -> Any:
+    def walk(node: object) -> object:
         if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                if key == "secretKeyRef" and isinstance(value, dict):
-                    out[key] = {**value, "name": REDACTED, "key": REDACTED}
-                else:
-                    out[key] = walk(value)
-            name = out.get("name")
-            if isinstance(name, str) and "value" in out and credentials.is_secret_name(name):
-                out["value"] = REDACTED
-            return out
+            return walk_object(node)
         if isinstance(node, list):
             return [walk(item) for item in node]
         if isinstance(node, str):
             return credentials.redact(node)
         return node
 
+    def walk_object(node: JSONObject) -> JSONObject:
+        out: JSONObject = {}
+        for key, value in node.items():
+            if key == "secretKeyRef" and isinstance(value, dict):
+                out[key] = {**value, "name": REDACTED, "key": REDACTED}
+            else:
+                out[key] = walk(value)
+        name = out.get("name")
+        if isinstance(name, str) and "value" in out and credentials.is_secret_name(name):
+            out["value"] = REDACTED
+        return out
+
     return [
-        redact_secret_provider_class(obj) if obj.get("kind") == "SecretProviderClass" else walk(obj)
+        redact_secret_provider_class(obj)
+        if obj.get("kind") == "SecretProviderClass"
+        else walk_object(obj)
         for obj in objects
     ]

@@ -8,9 +8,8 @@ pods and an optional HorizontalPodAutoscaler owns the replica count.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render.endpoint import (
     FLAGS,
     ServeIntent,
@@ -34,13 +33,13 @@ CPU_UTILIZATION = 80
 QPS_METRIC = "http_requests_per_second"
 
 
-def render_deployment(intent: ServeIntent) -> list[dict[str, Any]]:
+def render_deployment(intent: ServeIntent) -> list[JSONObject]:
     """The Deployment, then its Service and HPA when asked for (creation order)."""
     require_queue(intent, "Kueue-managed Deployment")
     check_name(intent)
     app = {keys.APP_LABEL: intent.name}
     labels = {**app, **service_labels(intent)}
-    spec: dict[str, Any] = {}
+    spec: JSONObject = {}
     if intent.autoscaling is None:
         spec["replicas"] = 1 if intent.replicas is None else intent.replicas
     spec |= {
@@ -68,7 +67,7 @@ def render_deployment(intent: ServeIntent) -> list[dict[str, Any]]:
     return objects
 
 
-def _owned_metadata(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
+def _owned_metadata(intent: ServeIntent, app: dict[str, str]) -> JSONObject:
     return {
         "name": intent.name,
         "namespace": intent.namespace,
@@ -76,7 +75,7 @@ def _owned_metadata(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _pod_template(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
+def _pod_template(intent: ServeIntent, app: dict[str, str]) -> JSONObject:
     placement = intent.placement
     labels = {
         **app,
@@ -92,7 +91,7 @@ def _pod_template(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
     }
     volumes, mounts = volumes_and_mounts(intent)
     user_mounts = [m for m in mounts if m["name"] in {v.name for v in intent.volumes}]
-    pod: dict[str, Any] = {}
+    pod: JSONObject = {}
     if placement.pod_priority_class:
         pod["priorityClassName"] = placement.pod_priority_class
     selector = node_selector(placement)
@@ -117,8 +116,8 @@ def _pod_template(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _main(intent: ServeIntent, mounts: list[dict[str, Any]]) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": MAIN, "image": intent.image}
+def _main(intent: ServeIntent, mounts: list[JSONObject]) -> JSONObject:
+    container: JSONObject = {"name": MAIN, "image": intent.image}
     if intent.placement.image_pull_policy:
         container["imagePullPolicy"] = intent.placement.image_pull_policy
     if intent.command:
@@ -152,7 +151,7 @@ def probe_port(intent: ServeIntent) -> int:
     return 0
 
 
-def _probes(intent: ServeIntent) -> dict[str, Any]:
+def _probes(intent: ServeIntent) -> JSONObject:
     probes = intent.probes
     if not probes.any:
         return {}
@@ -163,7 +162,7 @@ def _probes(intent: ServeIntent) -> dict[str, Any]:
             " --deployment-port",
             owner=FLAGS,
         )
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for key, path, flag in (
         ("readinessProbe", probes.readiness, "--readiness-path"),
         ("startupProbe", probes.startup, "--startup-path"),
@@ -173,14 +172,14 @@ def _probes(intent: ServeIntent) -> dict[str, Any]:
             continue
         if not path.startswith("/"):
             raise RenderError(f"{flag} {path!r} must start with '/'", owner=FLAGS)
-        probe: dict[str, Any] = {"httpGet": {"path": path, "port": port}}
+        probe: JSONObject = {"httpGet": {"path": path, "port": port}}
         if key == "startupProbe" and probes.startup_failure_threshold:
             probe["failureThreshold"] = probes.startup_failure_threshold
         out[key] = probe
     return out
 
 
-def _service(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
+def _service(intent: ServeIntent, app: dict[str, str]) -> JSONObject:
     target = intent.service_target_port or (
         intent.deployment_ports[0] if intent.deployment_ports else intent.service_port
     )
@@ -203,10 +202,10 @@ def _service(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _autoscaler(intent: ServeIntent, app: dict[str, str]) -> dict[str, Any]:
+def _autoscaler(intent: ServeIntent, app: dict[str, str]) -> JSONObject:
     scaling = intent.autoscaling
     assert scaling is not None
-    metrics: list[dict[str, Any]] = [
+    metrics: list[JSONObject] = [
         {
             "type": "Resource",
             "resource": {

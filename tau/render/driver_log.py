@@ -16,9 +16,8 @@ termination grace does not hold a follower open.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render.volumes import empty_dir
 
 VOLUME = "tau-driver-log"
@@ -48,12 +47,12 @@ tail -n +1 -f {FILE} & wait $!
 """
 
 
-def attach(pod: dict[str, Any], image: str, pull_policy: str | None = None) -> None:
+def attach(pod: JSONObject, image: str, pull_policy: str | None = None) -> None:
     """Give a head pod spec (containers[0] runs Ray and the driver) the shared volume and
     the sidecar."""
     head = pod["containers"][0]
     head.setdefault("volumeMounts", []).append({"name": VOLUME, "mountPath": PATH})
-    container: dict[str, Any] = {"name": keys.DRIVER_LOG_CONTAINER, "image": image}
+    container: JSONObject = {"name": keys.DRIVER_LOG_CONTAINER, "image": image}
     if pull_policy:
         container["imagePullPolicy"] = pull_policy
     container |= {

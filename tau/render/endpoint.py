@@ -9,9 +9,10 @@ object shape can tell (names, the queue, colliding volumes), which is refused he
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render.env import DATA_DIR
 from tau.render.errors import RenderError
 from tau.render.intent import Mount, Placement, SecretRef
@@ -93,7 +94,7 @@ class ServeIntent:
     sidecars: tuple[tuple[str, str], ...] = ()
     # RayService.
     import_path: str = "serve:app"
-    app_args: dict[str, Any] | None = None
+    app_args: JSONObject | None = None
     port: int = 8000
     ray_version: str = "2.40.0"
     pip: tuple[str, ...] = ()
@@ -131,7 +132,7 @@ def check_name(intent: ServeIntent, *, limit: int = LABEL_MAX) -> None:
     check_namespace(intent.namespace)
 
 
-def secure(intent: ServeIntent, pod: dict[str, Any]) -> None:
+def secure(intent: ServeIntent, pod: JSONObject) -> None:
     """The restricted fields on a finished pod spec, or only what the profile asks for."""
     if intent.restricted:
         apply_restricted(
@@ -207,7 +208,7 @@ def managed_env(intent: ServeIntent) -> dict[str, str]:
 
 def container_env(
     intent: ServeIntent, managed: dict[str, str], *, repeatable: frozenset[str] = frozenset()
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """Managed plus user literal and secret env, sorted by name.
 
     A user value for a managed name is refused, except that `repeatable` names may be
@@ -223,7 +224,7 @@ def container_env(
                 hint=f"remove {flag} {name}",
                 owner=FLAGS,
             )
-    entries: dict[str, dict[str, Any]] = {
+    entries: dict[str, JSONObject] = {
         name: {"name": name, "value": value} for name, value in {**managed, **literal}.items()
     }
     for name, ref in secrets.items():
@@ -234,14 +235,14 @@ def container_env(
     return [entries[name] for name in sorted(entries)]
 
 
-def volumes_and_mounts(intent: ServeIntent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def volumes_and_mounts(intent: ServeIntent) -> tuple[list[JSONObject], list[JSONObject]]:
     """User volumes, the read-only checkpoint PVC at /data and the `--shm-size` tmpfs."""
     names = {volume.name for volume in intent.volumes}
     paths = {mount.path for mount in intent.mounts}
     volumes = [_volume(volume) for volume in intent.volumes]
     mounts = []
     for mount in intent.mounts:
-        entry: dict[str, Any] = {"name": mount.volume, "mountPath": mount.path}
+        entry: JSONObject = {"name": mount.volume, "mountPath": mount.path}
         if mount.read_only:
             entry["readOnly"] = True
         mounts.append(entry)
@@ -273,7 +274,7 @@ def volumes_and_mounts(intent: ServeIntent) -> tuple[list[dict[str, Any]], list[
     return volumes, mounts
 
 
-def _volume(volume: Volume) -> dict[str, Any]:
+def _volume(volume: Volume) -> JSONObject:
     if volume.kind == "pvc":
         return {"name": volume.name, "persistentVolumeClaim": {"claimName": volume.source}}
     if volume.kind == "configMap":
@@ -302,5 +303,5 @@ def resources(intent: ServeIntent, *, gpus: int) -> dict[str, dict[str, str]]:
     return out
 
 
-def extra_containers(pairs: tuple[tuple[str, str], ...]) -> list[dict[str, Any]]:
+def extra_containers(pairs: tuple[tuple[str, str], ...]) -> list[JSONObject]:
     return [{"name": name, "image": image} for name, image in pairs]

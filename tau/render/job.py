@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render import command as cmd
 from tau.render import offload as metrics
 from tau.render import wrapper
@@ -45,7 +45,7 @@ TERMINATION_GRACE_SECONDS = 600
 TORCHRUN_RESERVED = (keys.ENV_MASTER_ADDR, keys.ENV_MASTER_PORT)
 
 
-def render_job(intent: RunIntent) -> list[dict[str, Any]]:
+def render_job(intent: RunIntent) -> list[JSONObject]:
     """The Job, preceded by its headless Service when it spans several nodes."""
     if not intent.placement.queue:
         raise RenderError(
@@ -55,7 +55,7 @@ def render_job(intent: RunIntent) -> list[dict[str, Any]]:
     check_job_name(intent.name, indexed=intent.multi_node)
     check_namespace(intent.namespace)
     annotations = workload_annotations(intent, _job_annotations(intent))
-    job: dict[str, Any] = {
+    job: JSONObject = {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
@@ -91,8 +91,8 @@ def _job_annotations(intent: RunIntent) -> dict[str, str | None]:
     return annotations
 
 
-def _job_spec(intent: RunIntent, annotations: dict[str, str]) -> dict[str, Any]:
-    spec: dict[str, Any] = {
+def _job_spec(intent: RunIntent, annotations: dict[str, str]) -> JSONObject:
+    spec: JSONObject = {
         "suspend": True,
         "backoffLimit": 0,
         "ttlSecondsAfterFinished": intent.ttl_seconds_after_finished,
@@ -117,7 +117,7 @@ def _job_spec(intent: RunIntent, annotations: dict[str, str]) -> dict[str, Any]:
     return spec
 
 
-def _pod_spec(intent: RunIntent) -> dict[str, Any]:
+def _pod_spec(intent: RunIntent) -> JSONObject:
     torchrun = intent.launcher == "torchrun"
     distributed = torchrun and (intent.multi_node or intent.processes_per_node > 1)
     volumes = pvc_volumes(intent)
@@ -164,7 +164,7 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
         )
         grace += metrics.SHUTDOWN_GRACE_SECONDS
 
-    main: dict[str, Any] = {"name": MAIN, "image": intent.image}
+    main: JSONObject = {"name": MAIN, "image": intent.image}
     if intent.placement.image_pull_policy:
         main["imagePullPolicy"] = intent.placement.image_pull_policy
     if command is not None:
@@ -184,7 +184,7 @@ def _pod_spec(intent: RunIntent) -> dict[str, Any]:
     if working_dir:
         main["workingDir"] = working_dir
 
-    pod: dict[str, Any] = {"restartPolicy": "Never"}
+    pod: JSONObject = {"restartPolicy": "Never"}
     if intent.service_account:
         pod["serviceAccountName"] = intent.service_account
     if intent.multi_node:
@@ -268,8 +268,8 @@ def _working_dir(intent: RunIntent) -> str | None:
     return None
 
 
-def _headless_service(intent: RunIntent) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
+def _headless_service(intent: RunIntent) -> JSONObject:
+    metadata: JSONObject = {
         "name": headless_service_name(intent.name),
         "namespace": intent.namespace,
         "labels": {keys.MANAGED_BY: keys.MANAGED_BY_VALUE, keys.RUN_ID: intent.name},

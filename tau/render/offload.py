@@ -11,10 +11,9 @@ The main container's wrapper (`tau.render.wrapper`) holds the other half of the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau import keys
 from tau.evidence.location import WORKSPACE_STORE_PATH
+from tau.jsontypes import JSONObject
 from tau.render import wrapper
 from tau.render.intent import MetricsOffload, RunIntent
 from tau.render.meta import redact_command
@@ -88,9 +87,9 @@ def _args(intent: RunIntent, offload: MetricsOffload, kind: str) -> list[str]:
 
 
 def sidecar(
-    intent: RunIntent, offload: MetricsOffload, *, kind: str, data_mounts: list[dict[str, Any]]
-) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": CONTAINER, "image": offload.image}
+    intent: RunIntent, offload: MetricsOffload, *, kind: str, data_mounts: list[JSONObject]
+) -> JSONObject:
+    container: JSONObject = {"name": CONTAINER, "image": offload.image}
     if intent.placement.image_pull_policy:
         container["imagePullPolicy"] = intent.placement.image_pull_policy
     if offload.native_sidecar:
@@ -112,7 +111,7 @@ def sidecar(
     return container
 
 
-def place(pod: dict[str, Any], container: dict[str, Any]) -> None:
+def place(pod: JSONObject, container: JSONObject) -> None:
     """Native sidecars go last among the init containers; others beside the workload."""
     if container.get("restartPolicy") == "Always":
         pod.setdefault("initContainers", []).append(container)
@@ -120,7 +119,7 @@ def place(pod: dict[str, Any], container: dict[str, Any]) -> None:
         pod["containers"].append(container)
 
 
-def runtime_volume() -> tuple[dict[str, Any], dict[str, Any]]:
+def runtime_volume() -> tuple[JSONObject, JSONObject]:
     return empty_dir(METRICS_RUNTIME_VOLUME), {
         "name": METRICS_RUNTIME_VOLUME,
         "mountPath": METRICS_RUNTIME_PATH,

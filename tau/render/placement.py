@@ -7,9 +7,8 @@ conflicting selector would make a workload inadmissible and is refused here.
 
 from __future__ import annotations
 
-from typing import Any
-
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render.errors import RenderError
 from tau.render.intent import Placement
 
@@ -77,7 +76,7 @@ def placement_annotations(placement: Placement) -> dict[str, str | None]:
     }
 
 
-def apply_scheduling(pod_spec: dict[str, Any], placement: Placement, *, gpus: int) -> None:
+def apply_scheduling(pod_spec: JSONObject, placement: Placement, *, gpus: int) -> None:
     if placement.pod_priority_class:
         pod_spec["priorityClassName"] = placement.pod_priority_class
     selector = node_selector(placement)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any
 
 import yaml
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render import driver_log, tune_driver, wrapper
 from tau.render import offload as metrics
 from tau.render.env import DATA_DIR, HOT_DIR, STAGING_ROOT, container_env
@@ -89,7 +89,7 @@ def ray_version(image: str) -> str:
     return DEFAULT_RAY_VERSION
 
 
-def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
+def render_rayjob(intent: RunIntent) -> list[JSONObject]:
     if not intent.placement.queue:
         raise RenderError(
             "render RayJob: Kueue LocalQueue is required",
@@ -124,14 +124,14 @@ def render_rayjob(intent: RunIntent) -> list[dict[str, Any]]:
         )
     annotations = workload_annotations(intent, extra)
 
-    spec: dict[str, Any] = {
+    spec: JSONObject = {
         "suspend": True,
         "shutdownAfterJobFinishes": True,
         "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
         "submissionMode": "HTTPMode",
         "entrypoint": _entrypoint(intent),
     }
-    runtime_env: dict[str, Any] = {}
+    runtime_env: JSONObject = {}
     if intent.project is not None:
         runtime_env["working_dir"] = f"file://{SCRIPT_PATH}/{PROJECT_FILE}"
     if intent.pip:
@@ -247,7 +247,7 @@ def ray_env(intent: RunIntent) -> dict[str, str]:
     return env
 
 
-def _role_resources(intent: RunIntent, role: Resources, *, gpu_worker: bool) -> dict[str, Any]:
+def _role_resources(intent: RunIntent, role: Resources, *, gpu_worker: bool) -> JSONObject:
     base = DEFAULT_GPU_WORKER_RESOURCES if gpu_worker else DEFAULT_RESOURCES
     common = intent.resources
     requests = {
@@ -275,7 +275,7 @@ def _role_resources(intent: RunIntent, role: Resources, *, gpu_worker: bool) -> 
     return out
 
 
-def _volumes(intent: RunIntent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _volumes(intent: RunIntent) -> tuple[list[JSONObject], list[JSONObject]]:
     claims = [
         volume
         for volume in intent.volumes
@@ -296,7 +296,7 @@ def _volumes(intent: RunIntent) -> tuple[list[dict[str, Any]], list[dict[str, An
     return volumes, mounts
 
 
-def _payload_init(intent: RunIntent, payload: Payload) -> dict[str, Any]:
+def _payload_init(intent: RunIntent, payload: Payload) -> JSONObject:
     return {
         "name": "tau-payload",
         "image": intent.image,
@@ -315,10 +315,10 @@ def _container(
     intent: RunIntent,
     name: str,
     env: dict[str, str],
-    resources: dict[str, Any],
-    mounts: list[dict[str, Any]],
-) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": name, "image": intent.image}
+    resources: JSONObject,
+    mounts: list[JSONObject],
+) -> JSONObject:
+    container: JSONObject = {"name": name, "image": intent.image}
     if intent.placement.image_pull_policy:
         container["imagePullPolicy"] = intent.placement.image_pull_policy
     container["env"] = container_env(intent, env)
@@ -327,9 +327,7 @@ def _container(
     return container
 
 
-def _pod_metadata(
-    intent: RunIntent, annotations: dict[str, str], *, topology: bool
-) -> dict[str, Any]:
+def _pod_metadata(intent: RunIntent, annotations: dict[str, str], *, topology: bool) -> JSONObject:
     pod = pod_annotations(annotations, topology=topology, intent=intent)
     pod |= {keys.ADX_MON_SCRAPE: "true", keys.ADX_MON_PORT: "8080"}
     return {"labels": pod_labels(intent), "annotations": dict(sorted(pod.items()))}
@@ -337,11 +335,11 @@ def _pod_metadata(
 
 def _pod_spec(
     intent: RunIntent,
-    containers: list[dict[str, Any]],
-    inits: list[dict[str, Any]],
-    volumes: list[dict[str, Any]],
-) -> dict[str, Any]:
-    pod: dict[str, Any] = {"restartPolicy": "Never"}
+    containers: list[JSONObject],
+    inits: list[JSONObject],
+    volumes: list[JSONObject],
+) -> JSONObject:
+    pod: JSONObject = {"restartPolicy": "Never"}
     if intent.service_account:
         pod["serviceAccountName"] = intent.service_account
     pod["terminationGracePeriodSeconds"] = TERMINATION_GRACE_SECONDS
@@ -354,7 +352,7 @@ def _pod_spec(
     return pod
 
 
-def _finish(pod: dict[str, Any], intent: RunIntent) -> None:
+def _finish(pod: JSONObject, intent: RunIntent) -> None:
     if intent.restricted:
         apply_restricted(pod, intent.placement)
     else:
@@ -363,7 +361,7 @@ def _finish(pod: dict[str, Any], intent: RunIntent) -> None:
 
 def _head_template(
     intent: RunIntent, annotations: dict[str, str], env: dict[str, str], payload: Payload
-) -> dict[str, Any]:
+) -> JSONObject:
     """The head runs the driver (HTTPMode), so the wrapper and the offload and driver-log
     sidecars live here."""
     volumes, mounts = _volumes(intent)
@@ -400,7 +398,7 @@ def _head_template(
 
 def _worker_template(
     intent: RunIntent, annotations: dict[str, str], env: dict[str, str], payload: Payload
-) -> dict[str, Any]:
+) -> JSONObject:
     volumes, mounts = _volumes(intent)
     gpu = intent.gpus_per_worker > 0
     container = _container(
@@ -423,7 +421,7 @@ def _worker_template(
     return {"metadata": _pod_metadata(intent, annotations, topology=True), "spec": pod}
 
 
-def worker_probes(image: str) -> dict[str, Any]:
+def worker_probes(image: str) -> JSONObject:
     """Raylet health probes of a worker container (the path moved in Ray 2.53)."""
     major_minor = tuple(int(part) for part in ray_version(image).split(".")[:2])
     path = "/api/healthz" if major_minor >= (2, 53) else "/api/local_raylet_healthz"

@@ -8,11 +8,10 @@ replicas land only on the GPU workers, one worker per host.
 
 from __future__ import annotations
 
-from typing import Any
-
 import yaml
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render.endpoint import (
     FLAGS,
     ServeIntent,
@@ -47,14 +46,14 @@ WORKER_DEFAULTS = {"cpu": "1", "memory": "8Gi"}
 SHAPE_ENV = frozenset({keys.ENV_SERVE_NODES, keys.ENV_SERVE_GPUS_PER_NODE})
 
 
-def render_rayservice(intent: ServeIntent) -> list[dict[str, Any]]:
+def render_rayservice(intent: ServeIntent) -> list[JSONObject]:
     require_queue(intent, "RayService")
     check_name(intent, limit=RAYSERVICE_NAME_MAX)
     for index, entry in enumerate(intent.pip):
         if not entry.strip():
             raise RenderError(f"runtime.pip[{index}]: blank entry", owner=FLAGS)
     env = serve_env(intent)
-    cluster: dict[str, Any] = {"rayVersion": intent.ray_version}
+    cluster: JSONObject = {"rayVersion": intent.ray_version}
     if intent.multi_node:
         cluster["headGroupSpec"] = _multi_node_head(intent, env)
         cluster["workerGroupSpecs"] = [_worker_group(intent, env)]
@@ -96,14 +95,14 @@ def serve_env(intent: ServeIntent) -> dict[str, str]:
 
 def serve_config(intent: ServeIntent, env: dict[str, str]) -> str:
     """`serveConfigV2`: one application at `/`; secrets never enter this plain-text field."""
-    app: dict[str, Any] = {
+    app: JSONObject = {
         "name": APPLICATION,
         "route_prefix": "/",
         "import_path": intent.import_path,
     }
     if intent.app_args is not None:
         app["args"] = intent.app_args
-    runtime_env: dict[str, Any] = {}
+    runtime_env: JSONObject = {}
     if intent.pip:
         runtime_env["pip"] = list(intent.pip)
     env_vars = {**env, **dict(intent.env)}
@@ -134,9 +133,9 @@ def serve_config(intent: ServeIntent, env: dict[str, str]) -> str:
 
 
 def _container(
-    intent: ServeIntent, name: str, env: dict[str, str], mounts: list[dict[str, Any]]
-) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": name, "image": intent.image}
+    intent: ServeIntent, name: str, env: dict[str, str], mounts: list[JSONObject]
+) -> JSONObject:
+    container: JSONObject = {"name": name, "image": intent.image}
     if intent.placement.image_pull_policy:
         container["imagePullPolicy"] = intent.placement.image_pull_policy
     repeatable = SHAPE_ENV if intent.multi_node else frozenset()
@@ -146,14 +145,14 @@ def _container(
     return container
 
 
-def _pod_metadata(intent: ServeIntent, *, topology: bool) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"labels": pod_labels(intent)}
+def _pod_metadata(intent: ServeIntent, *, topology: bool) -> JSONObject:
+    metadata: JSONObject = {"labels": pod_labels(intent)}
     if topology and intent.placement.topology_annotations:
         metadata["annotations"] = dict(sorted(intent.placement.topology_annotations))
     return metadata
 
 
-def _gpu_scheduling(intent: ServeIntent, pod: dict[str, Any]) -> None:
+def _gpu_scheduling(intent: ServeIntent, pod: JSONObject) -> None:
     if intent.placement.pod_priority_class:
         pod["priorityClassName"] = intent.placement.pod_priority_class
     selector = node_selector(intent.placement, allow_clear=False)
@@ -163,7 +162,7 @@ def _gpu_scheduling(intent: ServeIntent, pod: dict[str, Any]) -> None:
         pod["tolerations"] = gpu_tolerations()
 
 
-def _single_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]:
+def _single_node_head(intent: ServeIntent, env: dict[str, str]) -> JSONObject:
     volumes, mounts = volumes_and_mounts(intent)
     container = _container(intent, "ray-head", env, mounts)
     if intent.args:
@@ -175,7 +174,7 @@ def _single_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any
     limits = resources(intent, gpus=intent.gpus)
     if limits:
         container["resources"] = limits
-    pod: dict[str, Any] = {}
+    pod: JSONObject = {}
     _gpu_scheduling(intent, pod)
     pod["containers"] = [container]
     if volumes:
@@ -187,7 +186,7 @@ def _single_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any
     }
 
 
-def _multi_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]:
+def _multi_node_head(intent: ServeIntent, env: dict[str, str]) -> JSONObject:
     volumes, mounts = volumes_and_mounts(intent)
     container = _container(intent, "ray-head", env, mounts)
     container["ports"] = [
@@ -196,7 +195,7 @@ def _multi_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]
         {"name": "gcs-server", "containerPort": GCS_PORT},
     ]
     container["resources"] = {kind: dict(values) for kind, values in HEAD_RESOURCES.items()}
-    pod: dict[str, Any] = {}
+    pod: JSONObject = {}
     if intent.placement.pod_priority_class:
         pod["priorityClassName"] = intent.placement.pod_priority_class
     pod["affinity"] = SYSTEM_POOL_AFFINITY
@@ -211,7 +210,7 @@ def _multi_node_head(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]
     }
 
 
-def _worker_group(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]:
+def _worker_group(intent: ServeIntent, env: dict[str, str]) -> JSONObject:
     volumes, mounts = volumes_and_mounts(intent)
     container = _container(intent, "ray-worker", env, mounts)
     worker = resources(intent, gpus=intent.gpus)
@@ -220,7 +219,7 @@ def _worker_group(intent: ServeIntent, env: dict[str, str]) -> dict[str, Any]:
         requests.setdefault(resource, default)
     worker["requests"] = dict(sorted(requests.items()))
     container["resources"] = worker
-    pod: dict[str, Any] = {}
+    pod: JSONObject = {}
     _gpu_scheduling(intent, pod)
     pod["affinity"] = {
         "podAntiAffinity": {

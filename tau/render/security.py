@@ -9,8 +9,7 @@ run` targets (`runtime.security.mode`), managed workflows and `tau serve` endpoi
 
 from __future__ import annotations
 
-from typing import Any
-
+from tau.jsontypes import JSONObject
 from tau.render.errors import PLATFORM, RenderError
 from tau.render.intent import Placement
 
@@ -44,7 +43,7 @@ def check_restricted(
         )
 
 
-def pod_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> dict[str, Any]:
+def pod_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> JSONObject:
     return {
         "runAsNonRoot": True,
         "runAsUser": uid,
@@ -53,7 +52,7 @@ def pod_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> dict
     }
 
 
-def container_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> dict[str, Any]:
+def container_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> JSONObject:
     return {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
@@ -65,9 +64,7 @@ def container_security_context(uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -
     }
 
 
-def stamp_restricted(
-    pod_spec: dict[str, Any], uid: int = DEFAULT_UID, gid: int = DEFAULT_GID
-) -> None:
+def stamp_restricted(pod_spec: JSONObject, uid: int = DEFAULT_UID, gid: int = DEFAULT_GID) -> None:
     """Set the restricted fields on a finished pod spec and every container in it."""
     pod_spec["securityContext"] = pod_security_context(uid, gid)
     for kind in ("initContainers", "containers"):
@@ -76,7 +73,7 @@ def stamp_restricted(
 
 
 def apply_restricted(
-    pod_spec: dict[str, Any],
+    pod_spec: JSONObject,
     placement: Placement,
     setting: str = RUN_SETTING,
     hint: str = RUN_HINT,
@@ -88,16 +85,16 @@ def apply_restricted(
     )
 
 
-def profile_security(pod_spec: dict[str, Any], placement: Placement) -> None:
+def profile_security(pod_spec: JSONObject, placement: Placement) -> None:
     """Outside restricted mode, carry over only what the profile explicitly asks for."""
-    context: dict[str, Any] = {}
+    context: JSONObject = {}
     if placement.run_as_user is not None:
         context["runAsUser"] = placement.run_as_user
     if placement.run_as_group is not None:
         context["runAsGroup"] = placement.run_as_group
     if context:
         pod_spec["securityContext"] = context
-    extra: dict[str, Any] = {}
+    extra: JSONObject = {}
     if placement.privileged:
         extra["privileged"] = True
     if placement.allow_privilege_escalation is not None:

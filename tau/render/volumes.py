@@ -10,9 +10,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render.env import DATA_DIR, HOT_DIR
 from tau.render.intent import ImageAsset, RunIntent, SourceImage
 from tau.render.payload import PAYLOAD_RESOURCES, PROJECT_DECODER
@@ -41,38 +41,38 @@ SOURCE_COPY_SCRIPT = (
 )
 
 
-def empty_dir(name: str, *, memory_limit: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
+def empty_dir(name: str, *, memory_limit: str | None = None) -> JSONObject:
+    spec: JSONObject = {}
     if memory_limit:
         spec = {"medium": "Memory", "sizeLimit": memory_limit}
     return {"name": name, "emptyDir": spec}
 
 
-def pvc_volumes(intent: RunIntent) -> list[dict[str, Any]]:
+def pvc_volumes(intent: RunIntent) -> list[JSONObject]:
     return [
         {"name": volume.name, "persistentVolumeClaim": {"claimName": volume.claim}}
         for volume in intent.volumes
     ]
 
 
-def user_mounts(intent: RunIntent) -> list[dict[str, Any]]:
+def user_mounts(intent: RunIntent) -> list[JSONObject]:
     mounts = []
     for mount in intent.mounts:
-        entry: dict[str, Any] = {"name": mount.volume, "mountPath": mount.path}
+        entry: JSONObject = {"name": mount.volume, "mountPath": mount.path}
         if mount.read_only:
             entry["readOnly"] = True
         mounts.append(entry)
     return mounts
 
 
-def hot_volume_and_mount(intent: RunIntent) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def hot_volume_and_mount(intent: RunIntent) -> tuple[list[JSONObject], list[JSONObject]]:
     """Node-local scratch at /mnt, present whenever durable /data is mounted."""
     if not intent.data_mounted:
         return [], []
     return [empty_dir(HOT_VOLUME)], [{"name": HOT_VOLUME, "mountPath": HOT_DIR}]
 
 
-def shm_volume_and_mount() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def shm_volume_and_mount() -> tuple[list[JSONObject], list[JSONObject]]:
     return (
         [empty_dir(SHM_VOLUME, memory_limit=SHM_SIZE)],
         [{"name": SHM_VOLUME, "mountPath": SHM_PATH}],
@@ -85,7 +85,7 @@ def asset_volume_name(asset: ImageAsset) -> str:
 
 def image_assets(
     intent: RunIntent,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[JSONObject], list[JSONObject], list[JSONObject]]:
     """Per asset: an init container copying the pinned image's tree, its emptyDir, and a
     read-only mount in the main container. Returns (init containers, volumes, mounts)."""
     inits, volumes, mounts = [], [], []
@@ -107,7 +107,7 @@ def image_assets(
 
 def source_staging(
     source: SourceImage, entrypoint: str
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+) -> tuple[JSONObject, JSONObject, JSONObject]:
     """The `tau-source` init container, its emptyDir and the main container's mount."""
     init = {
         "name": SOURCE_VOLUME,
@@ -119,7 +119,7 @@ def source_staging(
     return init, empty_dir(SOURCE_VOLUME), {"name": SOURCE_VOLUME, "mountPath": SOURCE_MOUNT_PATH}
 
 
-def project_staging(intent: RunIntent) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def project_staging(intent: RunIntent) -> tuple[JSONObject, JSONObject, JSONObject]:
     """The `tau-project` init container unpacking `run.working_dir`, its emptyDir, the mount."""
     assert intent.project is not None
     archive = intent.project.archive
@@ -146,7 +146,7 @@ def storage_mounts_annotation(intent: RunIntent) -> str | None:
     for mount in sorted(intent.mounts, key=lambda m: m.path):
         if mount.volume not in claims:
             continue
-        entry: dict[str, Any] = {"source": mount.volume, "path": mount.path}
+        entry: JSONObject = {"source": mount.volume, "path": mount.path}
         if mount.read_only:
             entry["read_only"] = True
         entry["source_ref"] = f"pvc/{claims[mount.volume]}"

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 import yaml
 
 from tau import keys
+from tau.jsontypes import JSONObject
 from tau.render import driver_log
 from tau.render.intent import Provenance, Resources
 from tau.render.meta import clean_annotations, clean_labels, label_safe, redact_command
@@ -148,7 +148,7 @@ def synced_secret(intent: WorkflowIntent) -> str:
     return f"{intent.name}-kv-sync"
 
 
-def render_workflow(intent: WorkflowIntent) -> list[dict[str, Any]]:
+def render_workflow(intent: WorkflowIntent) -> list[JSONObject]:
     """The workload first, then the SecretProviderClass it owns (if any)."""
     check_namespace(intent.namespace)
     scripts = {TRAINER: intent.main_script, **dict(intent.extra_scripts)}
@@ -229,7 +229,7 @@ def _gpu_total(intent: WorkflowIntent) -> int:
     return intent.gpus
 
 
-def _env(intent: WorkflowIntent) -> list[dict[str, Any]]:
+def _env(intent: WorkflowIntent) -> list[JSONObject]:
     """Tau's contract first; user entries cannot replace it (the manifest rules refuse them)."""
     fixed: dict[str, str] = {
         "HF_HOME": "/tmp/hf",
@@ -255,7 +255,7 @@ def _env(intent: WorkflowIntent) -> list[dict[str, Any]]:
         }
     if intent.kind == "rayjob-eval":
         fixed[keys.ENV_UPSTREAM_CHECKPOINT] = intent.upstream_checkpoint or ""
-    out: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in sorted(fixed.items())]
+    out: list[JSONObject] = [{"name": k, "value": v} for k, v in sorted(fixed.items())]
     for entry in intent.env:
         if entry.secret is not None:
             secret, key = entry.secret
@@ -271,7 +271,7 @@ def _env(intent: WorkflowIntent) -> list[dict[str, Any]]:
     return out
 
 
-def _resources(role: Resources, default: Resources, gpus: int = 0) -> dict[str, Any]:
+def _resources(role: Resources, default: Resources, gpus: int = 0) -> JSONObject:
     cpu = role.cpu_request or default.cpu_request
     memory = role.memory_request or default.memory_request
     out = {
@@ -286,20 +286,20 @@ def _resources(role: Resources, default: Resources, gpus: int = 0) -> dict[str, 
 
 def _volumes(
     intent: WorkflowIntent, *, manifest: bool
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    data: dict[str, Any] = {"name": "data"}
+) -> tuple[list[JSONObject], list[JSONObject]]:
+    data: JSONObject = {"name": "data"}
     if intent.data_pvc:
         data["persistentVolumeClaim"] = {"claimName": intent.data_pvc}
     else:
         data["emptyDir"] = {}
     shm = "16Gi" if intent.gpus else "4Gi"
-    volumes: list[dict[str, Any]] = [
+    volumes: list[JSONObject] = [
         {"name": SCRIPT_VOLUME, "emptyDir": {}},
         data,
         {"name": HOT_VOLUME, "emptyDir": {}},
         {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
     ]
-    mounts: list[dict[str, Any]] = [
+    mounts: list[JSONObject] = [
         {"name": SCRIPT_VOLUME, "mountPath": SCRIPT_PATH, "readOnly": True},
         {"name": "data", "mountPath": DATA_DIR},
         {"name": HOT_VOLUME, "mountPath": HOT_DIR},
@@ -310,7 +310,7 @@ def _volumes(
         mounts.insert(1, {"name": MANIFEST_VOLUME, "mountPath": MANIFEST_PATH, "readOnly": True})
     for extra in intent.mounts:
         volumes.append({"name": extra.name, "persistentVolumeClaim": {"claimName": extra.claim}})
-        mount: dict[str, Any] = {"name": extra.name, "mountPath": extra.path}
+        mount: JSONObject = {"name": extra.name, "mountPath": extra.path}
         if extra.read_only:
             mount["readOnly"] = True
         mounts.append(mount)
@@ -331,7 +331,7 @@ def _volumes(
 
 def _payload_init(
     intent: WorkflowIntent, name: str, payload: Payload, volume: str, path: str
-) -> dict[str, Any]:
+) -> JSONObject:
     return {
         "name": name,
         "image": intent.image,
@@ -348,13 +348,13 @@ def _payload_init(
 
 def _pod(
     intent: WorkflowIntent,
-    containers: list[dict[str, Any]],
-    inits: list[dict[str, Any]],
-    volumes: list[dict[str, Any]],
+    containers: list[JSONObject],
+    inits: list[JSONObject],
+    volumes: list[JSONObject],
     *,
     head: bool,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"restartPolicy": "Never"}
+) -> JSONObject:
+    spec: JSONObject = {"restartPolicy": "Never"}
     if intent.service_account:
         spec["serviceAccountName"] = intent.service_account
     spec["terminationGracePeriodSeconds"] = TERMINATION_GRACE_SECONDS
@@ -369,7 +369,7 @@ def _pod(
     return spec
 
 
-def _secure(intent: WorkflowIntent, pod: dict[str, Any]) -> None:
+def _secure(intent: WorkflowIntent, pod: JSONObject) -> None:
     if intent.restricted:
         stamp_restricted(pod)
 
@@ -381,7 +381,7 @@ def _selector(intent: WorkflowIntent) -> dict[str, str]:
     return dict(sorted(selector.items()))
 
 
-def _metadata(intent: WorkflowIntent, annotations: dict[str, str]) -> dict[str, Any]:
+def _metadata(intent: WorkflowIntent, annotations: dict[str, str]) -> JSONObject:
     pod = {k: v for k, v in annotations.items() if k in keys.CORRELATION_ANNOTATIONS}
     pod |= {keys.ADX_MON_SCRAPE: "true", keys.ADX_MON_PORT: "8080"}
     return {"labels": _labels(intent, workload=False), "annotations": dict(sorted(pod.items()))}
@@ -412,12 +412,12 @@ def _worker_group(
     name: str,
     replicas: int,
     gpus: int,
-    resources: dict[str, Any],
+    resources: JSONObject,
     start: dict[str, str],
     annotations: dict[str, str],
-    inits: list[dict[str, Any]],
-    env: list[dict[str, Any]],
-) -> dict[str, Any]:
+    inits: list[JSONObject],
+    env: list[JSONObject],
+) -> JSONObject:
     volumes, mounts = _volumes(intent, manifest=False)
     container = {
         "name": "ray-worker",
@@ -447,9 +447,9 @@ def _worker_group(
 def _rayjob(
     intent: WorkflowIntent,
     annotations: dict[str, str],
-    inits_head: list[dict[str, Any]],
-    inits_worker: list[dict[str, Any]],
-) -> dict[str, Any]:
+    inits_head: list[JSONObject],
+    inits_worker: list[JSONObject],
+) -> JSONObject:
     env = _env(intent)
     volumes, mounts = _volumes(intent, manifest=True)
     head = {
@@ -517,7 +517,7 @@ def _rayjob(
                 env,
             )
         )
-    spec: dict[str, Any] = {
+    spec: JSONObject = {
         "suspend": True,
         "shutdownAfterJobFinishes": True,
         "ttlSecondsAfterFinished": TTL_AFTER_FINISHED,
@@ -551,8 +551,8 @@ def _rayjob(
 
 
 def _job(
-    intent: WorkflowIntent, annotations: dict[str, str], inits: list[dict[str, Any]]
-) -> dict[str, Any]:
+    intent: WorkflowIntent, annotations: dict[str, str], inits: list[JSONObject]
+) -> JSONObject:
     volumes, mounts = _volumes(intent, manifest=True)
     install = ""
     if intent.pip:
@@ -597,7 +597,7 @@ def _job(
     }
 
 
-def secret_provider_class(intent: WorkflowIntent) -> dict[str, Any]:
+def secret_provider_class(intent: WorkflowIntent) -> JSONObject:
     """Key Vault secrets synced into `<name>-kv-sync` for the workload identity's pods."""
     kv = intent.key_vault
     assert kv is not None
@@ -633,7 +633,7 @@ def secret_provider_class(intent: WorkflowIntent) -> dict[str, Any]:
     }
 
 
-def redact_secret_provider_class(obj: dict[str, Any]) -> dict[str, Any]:
+def redact_secret_provider_class(obj: JSONObject) -> JSONObject:
     """Client dry-run: which vault secrets feed the run stays hidden; the shape stays."""
     from tau.render.meta import REDACTED
 

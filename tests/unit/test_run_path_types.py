@@ -31,6 +31,7 @@ RUN_PATH = (
     "tau/lifecycle",
     "tau/engine",
     "tau/run",
+    "tau/render",
 )
 
 
