@@ -160,6 +160,12 @@ RAY_CLUSTER = "ray.io/cluster"
 # The head pod's container whose log is the Ray driver's output (tau/render/driver_log.py);
 # `tau logs` reads it with pods/log alone.
 DRIVER_LOG_CONTAINER = "driver-log"
+# The central log offload `tau logs` reads once a head pod is gone (tau/lifecycle/offload.py):
+# adx-mon's container-log table, and the workspace ConfigMap publishing its ADX connection.
+LOG_OFFLOAD_TABLE = "ContainerLogs"
+LOG_CONNECTION_CONFIGMAP = "tau-log-connection"
+LOG_CONNECTION_KEY = "connection.json"
+LOG_CONNECTION_SCHEMA = "tau.logs.connection.v1"
 
 # --- Serving (tau serve: tau/serving, tau/render/rayservice.py, tau/render/deployment.py) ---
 

@@ -14,11 +14,15 @@ from tau.cli.run_lifecycle import (
     ALL_CONTAINERS,
     CONTAINER,
     FOLLOW,
+    KUSTO_CLUSTER,
+    KUSTO_DATABASE,
+    KUSTO_ENDPOINT,
     PREFIX,
     PREVIOUS,
     TAIL,
     TIMESTAMPS,
     discover_logs,
+    log_options,
 )
 
 app = typer.Typer(
@@ -35,7 +39,11 @@ app = typer.Typer(
     "Examples:\n"
     "  tau logs train-x1 --tail 50\n"
     "  tau logs train-x1 -c main --previous --timestamps\n"
-    "  tau logs train-x1 --all-containers --prefix -f"
+    "  tau logs train-x1 --all-containers --prefix -f\n"
+    "  tau logs train-x1 --kusto-cluster aks-eus-1 --kusto-database Logs\n\n"
+    "Once KubeRay has deleted a RayJob's head pod, its driver output is read from the central\n"
+    "log offload (ADX Logs.ContainerLogs). --kusto-cluster, --kusto-endpoint and\n"
+    "--kusto-database each override the workspace's ConfigMap tau-log-connection."
 )
 def logs(
     name: str = typer.Argument(..., metavar="NAME", help="Run name."),
@@ -46,11 +54,21 @@ def logs(
     previous: bool = PREVIOUS,
     timestamps: bool = TIMESTAMPS,
     prefix: bool = PREFIX,
+    kusto_cluster: str = KUSTO_CLUSTER,
+    kusto_endpoint: str = KUSTO_ENDPOINT,
+    kusto_database: str = KUSTO_DATABASE,
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
 ) -> None:
-    from tau.lifecycle.logs import LogOptions
-
-    opts = LogOptions(container, all_containers, previous, timestamps, prefix, tail, follow)
+    opts = log_options(
+        container,
+        all_containers,
+        previous,
+        timestamps,
+        prefix,
+        tail,
+        follow,
+        (kusto_cluster, kusto_endpoint, kusto_database),
+    )
     discover_logs(name, opts, namespace=namespace, workspace=workspace, context=context)

@@ -179,6 +179,37 @@ ALL_CONTAINERS: bool = typer.Option(False, "--all-containers", help="Every conta
 PREVIOUS: bool = typer.Option(False, "--previous", help="The previous (crashed) instance.")
 TIMESTAMPS: bool = typer.Option(False, "--timestamps", help="Prefix each line with its time.")
 PREFIX: bool = typer.Option(False, "--prefix", help="Prefix lines with pod/container.")
+KUSTO_CLUSTER: str = typer.Option(
+    "",
+    "--kusto-cluster",
+    help="Once the head pod is gone: the exact Cluster value of Logs.ContainerLogs rows.",
+)
+KUSTO_ENDPOINT: str = typer.Option(
+    "", "--kusto-endpoint", help="Once the head pod is gone: the ADX query endpoint (https)."
+)
+KUSTO_DATABASE: str = typer.Option(
+    "", "--kusto-database", help="Once the head pod is gone: the ADX logs database."
+)
+
+
+def log_options(
+    container: str,
+    all_containers: bool,
+    previous: bool,
+    timestamps: bool,
+    prefix: bool,
+    tail: int,
+    follow: bool,
+    kusto: tuple[str, str, str],
+) -> LogOptions:
+    """The read options; a malformed --kusto-endpoint is refused before anything is read."""
+    from tau.lifecycle.logs import LogOptions
+    from tau.lifecycle.offload import LogOffload, flag_connection
+
+    offload = flag_connection(LogOffload(*kusto))
+    return LogOptions(
+        container, all_containers, previous, timestamps, prefix, tail, follow, offload
+    )
 
 
 def logs(
@@ -190,15 +221,26 @@ def logs(
     previous: bool = PREVIOUS,
     timestamps: bool = TIMESTAMPS,
     prefix: bool = PREFIX,
+    kusto_cluster: str = KUSTO_CLUSTER,
+    kusto_endpoint: str = KUSTO_ENDPOINT,
+    kusto_database: str = KUSTO_DATABASE,
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),
     local: bool = LOCAL,
 ) -> None:
-    """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod."""
-    from tau.lifecycle.logs import LogOptions
-
-    opts = LogOptions(container, all_containers, previous, timestamps, prefix, tail, follow)
+    """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod (from the
+    central log offload once the head pod is gone)."""
+    opts = log_options(
+        container,
+        all_containers,
+        previous,
+        timestamps,
+        prefix,
+        tail,
+        follow,
+        (kusto_cluster, kusto_endpoint, kusto_database),
+    )
     backend(name, local, route(context, namespace, workspace)).logs(name, opts, terminal())
 
 

@@ -12,7 +12,7 @@ test enforces it). Importing it stays cheap: `tau.kube` loads the Kubernetes cli
 use, and the Azure SDKs load inside `aks` only when an AKS connection is made.
 """
 
-from tau.connection.aks import cluster_user_kubeconfig
+from tau.connection.aks import azure_credential, cluster_user_kubeconfig
 from tau.connection.catalog import (
     CATALOG_FILE,
     Catalog,
@@ -94,6 +94,7 @@ __all__ = [
     "ReviewRequired",
     "Target",
     "active_workspace",
+    "azure_credential",
     "cached_connections",
     "cached_route",
     "cached_targets",

@@ -52,6 +52,7 @@ PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "Persist
 STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False)
 SERVICES = Resource("", "v1", "services", "Service")
 SECRETS = Resource("", "v1", "secrets", "Secret")
+CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
 JOBS = Resource("batch", "v1", "jobs", "Job")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 HORIZONTAL_POD_AUTOSCALERS = Resource(

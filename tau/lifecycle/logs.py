@@ -1,5 +1,8 @@
 """Run logs: every pod of a batch Job, or a RayJob's driver output from its head pod.
 
+Once KubeRay has deleted the head pod (or the RayJob itself), the driver output is read from
+the central log offload when its ADX connection is known (tau/lifecycle/offload.py).
+
 `tau logs NAME` also finds the run for you: the connected workspace first, then every
 cached workspace connection on this machine; two matches are ambiguous and the command asks
 for `--workspace` or `--context/-n` instead of guessing.
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import click
 
@@ -18,9 +21,19 @@ from tau.connection import Target
 from tau.errors import RuntimeFailure, TauError, UsageError
 from tau.jsontypes import JSONObject
 from tau.kube import InvalidError, KubeClient, KubeError, NotFoundError
-from tau.kube.resources import JOBS, PODS, RAY_JOBS, Resource
+from tau.kube.resources import CONFIG_MAPS, JOBS, PODS, RAY_JOBS, Resource
 from tau.kube.stream import exec_output, pod_log
 from tau.lifecycle import objects as o
+from tau.lifecycle.offload import (
+    LogOffload,
+    OffloadRead,
+    azure_token,
+    connection,
+    offloaded_lines,
+    published_connection,
+)
+
+Sources = list[tuple[str, Callable[[], Iterator[str]]]]
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,7 @@ class LogOptions:
     prefix: bool = False
     tail: int = 200
     follow: bool = False
+    offload: LogOffload = field(default_factory=LogOffload)
 
 
 def _containers(pod: JSONObject, opts: LogOptions) -> list[str]:
@@ -70,19 +84,30 @@ def find(kube: KubeClient, namespace: str, name: str) -> tuple[str, JSONObject] 
 
 
 def streams(
-    kube: KubeClient, namespace: str, name: str, opts: LogOptions
-) -> list[tuple[str, Callable[[], Iterator[str]]]]:
-    """(prefix, line iterator factory) for every container to read."""
+    kube: KubeClient,
+    namespace: str,
+    name: str,
+    opts: LogOptions,
+    token: Callable[[str], Callable[[], str]] = azure_token,
+) -> Sources:
+    """(prefix, line iterator factory) for every container to read. `token` gives the ADX
+    bearer tokens for an endpoint when the central log offload is read."""
     found = find(kube, namespace, name)
     if found is None:
+        offload = _offload(kube, namespace, opts)
+        if offload is not None:
+            # A RayJob KubeRay (or its TTL) removed: its head pods were named `<name>-*`.
+            return _offload_streams(offload, namespace, f"{name}-", opts, token, name)
         raise RuntimeFailure(
             f'no Job or RayJob "{name}" found in namespace "{namespace}"',
-            hint=f"list runs with `tau run list -n {namespace} --include-external`",
+            hint=f"list runs with `tau run list -n {namespace} --include-external`; a "
+            "removed RayJob's driver output is read from the central log offload with "
+            "--kusto-cluster, --kusto-endpoint and --kusto-database",
             owner="researcher: run name or namespace",
         )
     kind, obj = found
     if kind == "RayJob":
-        return _ray_streams(kube, namespace, name, obj, opts)
+        return _ray_streams(kube, namespace, name, obj, opts, token)
     pods = sorted(
         kube.list(PODS, namespace, label_selector=f"job-name={name}"), key=lambda p: o.name(p)
     )
@@ -135,8 +160,13 @@ def _reader(
 
 
 def _ray_streams(
-    kube: KubeClient, namespace: str, name: str, rayjob: JSONObject, opts: LogOptions
-) -> list[tuple[str, Callable[[], Iterator[str]]]]:
+    kube: KubeClient,
+    namespace: str,
+    name: str,
+    rayjob: JSONObject,
+    opts: LogOptions,
+    token: Callable[[str], Callable[[], str]],
+) -> Sources:
     st = o.status(rayjob)
     if not st.get("jobId"):
         raise RuntimeFailure(
@@ -150,9 +180,14 @@ def _ray_streams(
         PODS, namespace, label_selector=f"ray.io/cluster={cluster},ray.io/node-type=head"
     )
     if not heads:
+        offload = _offload(kube, namespace, opts)
+        if offload is not None:
+            return _offload_streams(offload, namespace, f"{cluster}-head", opts, token, name)
         raise RuntimeFailure(
             f"head pod not found for RayJob {name}",
-            hint="KubeRay deletes the RayCluster when the job ends (shutdownAfterJobFinishes)",
+            hint="KubeRay deletes the RayCluster when the job ends (shutdownAfterJobFinishes); "
+            "read the driver output from the central log offload with --kusto-cluster, "
+            "--kusto-endpoint and --kusto-database",
         )
     head = heads[0]
     container, driver_log = ray_log_container(head, opts)
@@ -160,6 +195,56 @@ def _ray_streams(
     if driver_log or opts.follow or opts.container or opts.previous:
         return [(label, _reader(kube, namespace, head, container, opts))]
     return [(label, _driver_reader(kube, namespace, head, container, str(st["jobId"]), opts))]
+
+
+def _offload(kube: KubeClient, namespace: str, opts: LogOptions) -> LogOffload | None:
+    """The complete offload connection (flags over the workspace's published one), or None
+    when neither names one. Complete flags need no ConfigMap read."""
+    flags = opts.offload
+    if flags.cluster and flags.endpoint and flags.database:
+        return flags
+    try:
+        configmap = kube.get_or_none(CONFIG_MAPS, keys.LOG_CONNECTION_CONFIGMAP, namespace)
+    except KubeError:
+        configmap = None  # unreadable is unpublished: the flags must then say it all
+    published = published_connection(configmap, namespace)
+    if not flags.given() and not published.given():
+        return None
+    return connection(flags, published, namespace)
+
+
+def _offload_streams(
+    where: LogOffload,
+    namespace: str,
+    pod_prefix: str,
+    opts: LogOptions,
+    token: Callable[[str], Callable[[], str]],
+    name: str,
+) -> Sources:
+    """The offloaded lines as one source; the row's pod/container label is part of the line
+    when asked for (`--prefix`, `--all-containers`), as pods/log sources carry theirs."""
+    for flag, value in (("-f/--follow", opts.follow), ("--previous", opts.previous)):
+        if value:
+            raise UsageError(
+                f"{flag} does not apply to the central log offload: the head pod of run "
+                f"{name} is gone and its logs are read from ADX",
+                hint=f"drop {flag}",
+                owner=f"researcher: {flag}",
+            )
+    container = "" if opts.all_containers else opts.container or keys.DRIVER_LOG_CONTAINER
+    read = OffloadRead(namespace, pod_prefix, container, opts.tail, opts.timestamps)
+    labelled = opts.prefix or opts.all_containers
+
+    def lines() -> Iterator[str]:
+        click.echo(
+            f"note: the head pod of {namespace}/{name} is gone; reading the central log offload "
+            f"(ADX {where.endpoint} database {where.database}, cluster {where.cluster})",
+            err=True,
+        )
+        for label, line in offloaded_lines(where, read, token(where.endpoint)):
+            yield (label if labelled else "") + line
+
+    return [("", lines)]
 
 
 def ray_log_container(head: JSONObject, opts: LogOptions) -> tuple[str, bool]:

@@ -144,6 +144,7 @@ class LocalBackend:
                 ("--previous", options.previous),
                 ("--timestamps", options.timestamps),
                 ("--prefix", options.prefix),
+                ("--kusto-*", options.offload.given()),
             )
             if value
         ]

@@ -45,6 +45,11 @@ BAD_FLAGS = [
     ),
     (("run", "resume", "x", "-c", "t.yaml", "--dry-run", "m"), "--dry-run must be one of"),
     (("run", "--dry-run=maybe"), "--dry-run must be one of: client, server"),
+    (("logs", "x", "--kusto-endpoint", "http://adx.example"), "--kusto-endpoint must be an https"),
+    (
+        ("run", "logs", "x", "--kusto-endpoint", "https://adx.example/db"),
+        "--kusto-endpoint must be an https",
+    ),
 ]
 
 
