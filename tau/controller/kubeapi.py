@@ -7,7 +7,7 @@ uses a kubeconfig like every other tau component.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tau import keys
 from tau.kube import KubeClient
@@ -33,6 +33,9 @@ from tau.kube.resources import (
     WORKLOAD_PRIORITY_CLASSES,
     Resource,
 )
+
+if TYPE_CHECKING:
+    from kubernetes.client.configuration import Configuration
 
 __all__ = [
     "ADMISSION_CHECKS",
@@ -60,16 +63,18 @@ __all__ = [
 
 
 class ControllerClient(KubeClient):
-    def _load(self) -> Any:
+    def _load(self) -> Configuration:
+        """Inside a pod (no kubeconfig given) the ServiceAccount wins, even over a
+        ~/.kube/config baked into the image."""
         if self.kubeconfig or keys.ENV_KUBERNETES_SERVICE_HOST not in os.environ:
             return super()._load()
-        from kubernetes import client, config
+        from kubernetes.client.configuration import Configuration
+        from kubernetes.config import incluster_config
 
-        configuration = client.Configuration()
+        configuration = Configuration()
         # kubernetes.config leaves its loaders unannotated.
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        self.host = configuration.host
-        return client.ApiClient(configuration=configuration)
+        incluster_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        return configuration
 
     def replace(
         self, resource: Resource, obj: dict[str, Any], *, subresource: str = ""

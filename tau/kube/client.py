@@ -1,20 +1,25 @@
 """A small, dict-in/dict-out client for one kubeconfig context.
 
 Built on the official `kubernetes` package's configuration loading (exec plugins, client
-certificates, tokens, KUBECONFIG merging) and its HTTP transport, but speaking plain JSON
-dicts for every type so callers need no per-kind model classes. The `kubernetes` import
-happens on first use, keeping offline commands fast.
+certificates, tokens, KUBECONFIG merging) and its REST layer (`RESTClientObject`, urllib3
+with the configuration's TLS, proxy and retry settings), but speaking plain JSON dicts for
+every type so callers need no per-kind model classes or the generated `ApiClient`'s
+serialization. The `kubernetes` import happens on first use, keeping offline commands fast,
+and loads only those two layers (see `kubernetes_parts`).
 """
 
 from __future__ import annotations
 
 import builtins
 import enum
+import importlib.util
 import json
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Protocol
+from urllib.parse import urlencode
 
 from tau import keys
 from tau.jsontypes import JSONObject
@@ -28,10 +33,12 @@ from tau.kube.errors import (
     UnavailableError,
 )
 from tau.kube.resources import SELF_SUBJECT_ACCESS_REVIEWS, SELF_SUBJECT_RULES_REVIEWS, Resource
+from tau.version import __version__
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
-    from kubernetes.client.rest import RESTResponse
+    from kubernetes.client.configuration import Configuration
+    from kubernetes.client.rest import RESTClientObject, RESTResponse
 
 DEFAULT_TIMEOUT_SECONDS = 15.0
 # urllib3's request timeout: total seconds, (connect, read), or none.
@@ -43,6 +50,8 @@ class ClientDefault(enum.Enum):
 
 
 CLIENT_TIMEOUT: Final = ClientDefault.TIMEOUT  # `send(timeout=...)` default
+
+USER_AGENT = f"tau/{__version__}"
 
 PATCH_CONTENT_TYPES = {
     "merge": "application/merge-patch+json",
@@ -73,6 +82,28 @@ class AccessReview:
     reason: str = ""
 
 
+def kubernetes_parts() -> None:
+    """Let `kubernetes.config` and `kubernetes.client.rest` import without the package's
+    `__init__`.
+
+    `import kubernetes` runs an `__init__` that loads every part of the library: the dynamic
+    client with jsonschema and kubernetes_validate, watch, stream with websocket, utils,
+    leader election and the informer (bench/README.md has the measured cost). tau uses only
+    the kubeconfig loader and the REST layer, so the package module is created from its
+    spec without executing it; every submodule then imports as usual, on demand, including
+    for other code in the process that imports `kubernetes.<part>` itself.
+    """
+    if "kubernetes" in sys.modules:
+        return
+    spec = importlib.util.find_spec("kubernetes")
+    if spec is None or spec.submodule_search_locations is None:
+        raise AccessError(
+            "the Kubernetes client library is not installed",
+            hint="install tau with its cluster extra: pip install 'taugrid[kube]'",
+        )
+    sys.modules["kubernetes"] = importlib.util.module_from_spec(spec)
+
+
 class KubeClient:
     """Talks to the API server named by `context` in `kubeconfig`.
 
@@ -90,6 +121,8 @@ class KubeClient:
         self.kubeconfig = str(kubeconfig) if kubeconfig else None
         self.context = context
         self.timeout = timeout
+        self._configuration: Configuration | None = None
+        self._rest: RESTClientObject | None = None
         self._api_client: ApiClient | None = None
         self.host = ""
 
@@ -100,14 +133,29 @@ class KubeClient:
             where += f" of kubeconfig {self.kubeconfig}"
         return where
 
+    def _transport(self) -> tuple[Configuration, RESTClientObject]:
+        if self._configuration is None or self._rest is None:
+            kubernetes_parts()
+            from kubernetes.client.rest import RESTClientObject
+
+            configuration = self._load()
+            self.host = configuration.host
+            self._configuration, self._rest = configuration, RESTClientObject(configuration)
+        return self._configuration, self._rest
+
     def _client(self) -> ApiClient:
+        """The generated client over the same configuration, for the few calls it owns
+        (pods/exec over a websocket)."""
         if self._api_client is None:
-            self._api_client = self._load()
+            from kubernetes.client.api_client import ApiClient
+
+            self._api_client = ApiClient(configuration=self._transport()[0])
         return self._api_client
 
-    def _load(self) -> ApiClient:
+    def _load(self) -> Configuration:
         import yaml
-        from kubernetes import client, config
+        from kubernetes.client.configuration import Configuration
+        from kubernetes.config import incluster_config, kube_config
         from kubernetes.config.config_exception import ConfigException
 
         if self.kubeconfig:
@@ -117,12 +165,12 @@ class KubeClient:
                         f"kubeconfig {part} does not exist or is not a file",
                         hint="check the path, or rerun `tau workspace connection` to rebuild it",
                     )
-        configuration = client.Configuration()
+        configuration = Configuration()
         if _in_cluster(self.kubeconfig, self.context):
             # kubectl's rule: no kubeconfig at all inside a pod means its ServiceAccount.
             try:
                 # kubernetes.config leaves its loaders unannotated.
-                config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+                incluster_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             except ConfigException as error:
                 raise AccessError(
                     f"cannot load the in-cluster ServiceAccount: {_first_line(str(error))}",
@@ -130,10 +178,9 @@ class KubeClient:
                     "pass a kubeconfig",
                 ) from None
             configuration.retries = 1
-            self.host = configuration.host
-            return client.ApiClient(configuration=configuration)
+            return configuration
         try:
-            config.load_kube_config(  # type: ignore[no-untyped-call]  # unannotated loader
+            kube_config.load_kube_config(  # type: ignore[no-untyped-call]  # unannotated loader
                 config_file=self.kubeconfig or _default_kubeconfig(),
                 context=self.context or None,
                 client_configuration=configuration,
@@ -150,8 +197,7 @@ class KubeClient:
                 hint="the kubeconfig is unreadable or malformed",
             ) from None
         configuration.retries = 1
-        self.host = configuration.host
-        return client.ApiClient(configuration=configuration)
+        return configuration
 
     def request(
         self,
@@ -195,27 +241,26 @@ class KubeClient:
     ) -> RESTResponse:
         """One HTTP exchange (the library's RESTResponse); a transport failure or non-2xx
         answer raises a `KubeError`. With `stream` a successful body is left unread."""
+        configuration, rest = self._transport()  # first: it decides how kubernetes imports
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
-        api = self._client()
-        headers = {"Accept": accept}
+        headers = {"Accept": accept, "User-Agent": USER_AGENT}
         if body is not None:
             headers["Content-Type"] = content_type
+        # Read on every request: an exec plugin's or a projected token's refresh hook runs here.
+        bearer = configuration.auth_settings().get("BearerToken")
+        if bearer and bearer["value"]:
+            headers[bearer["key"]] = bearer["value"]
+        url = configuration.host + path
+        if query:
+            url += "?" + urlencode(query)
         try:
-            _, url, headers, serialized, _ = api.param_serialize(
-                method=method,
-                resource_path=path,
-                query_params=query or [],
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-            )
-            response = api.call_api(
+            response: RESTResponse = rest.request(  # type: ignore[no-untyped-call]
                 method,
                 url,
-                header_params=headers,
-                body=serialized,
+                headers=headers,
+                body=body,
                 _request_timeout=self.timeout if timeout is CLIENT_TIMEOUT else timeout,
             )
             if not stream:
@@ -408,6 +453,9 @@ class KubeClient:
         if self._api_client is not None:
             self._api_client.close()  # type: ignore[no-untyped-call]  # unannotated in kubernetes
             self._api_client = None
+        if self._rest is not None:
+            self._rest.close()
+            self._configuration, self._rest = None, None
 
 
 def _describe(verb: str, resource: Resource, name: str, namespace: str, sub: str = "") -> str:

@@ -1,0 +1,41 @@
+"""Talking to the API server loads kubernetes' kubeconfig loader and REST layer, not the
+whole library (the dynamic client, jsonschema, websocket streams): that is most of the
+start-up a `tau run` or `tau run status` pays before its first request (bench/submit.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.unit.closed_port import closed_port_kubeconfig
+
+REPO = Path(__file__).resolve().parents[3]
+PROBE = """
+import json, sys
+from tau.kube import KubeClient, UnavailableError
+from tau.kube.resources import TAU_WORKSPACES
+try:
+    KubeClient(sys.argv[1], "x").get(TAU_WORKSPACES, "research", "tau-system")
+except UnavailableError as error:
+    print(json.dumps({"error": error.one_line(), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_request_loads_only_the_kubeconfig_loader_and_the_rest_layer(tmp_path: Path) -> None:
+    kubeconfig = closed_port_kubeconfig(tmp_path / "kubeconfig")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(kubeconfig)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    result = json.loads(done.stdout)
+    assert result["error"].startswith("apiserver unavailable: cannot get workspaces")
+    loaded = set(result["modules"])
+    assert {"kubernetes.config.kube_config", "kubernetes.client.rest"} <= loaded
+    heavy = ("kubernetes.dynamic", "kubernetes.stream", "kubernetes.watch", "jsonschema")
+    assert sorted(loaded & set(heavy)) == []
+    assert not [m for m in loaded if m.startswith("kubernetes.client.api.")]
