@@ -9,9 +9,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import pulumi
+from infra.program import export_stack
 
-from infra.program import load_config, run
-
-for output_name, value in run(load_config()).items():
-    pulumi.export(output_name, value)
+export_stack()

@@ -75,6 +75,15 @@ def load_config() -> StackConfig:
         ) from None
 
 
+def export_stack() -> None:
+    """The whole program: validate the config, register every resource, export the outputs.
+
+    `pulumi up` (infra/__main__.py) and the Automation API (infra/engine.py) both run this.
+    """
+    for output_name, value in run(load_config()).items():
+        pulumi.export(output_name, value)
+
+
 def portal_port_forward_command(kube_context: str | None = None) -> str:
     context = f" --context {kube_context}" if kube_context else ""
     return (

@@ -115,6 +115,7 @@ EXPECTED_RESOURCES = {
     "dev": [
         (K8S_PROVIDER, "existing-cluster"),
         *PLATFORM,
+        *BOOTSTRAP,
     ],
     "aks-cpu": [*AKS_BASE, *PLATFORM],
     "aks-gpu": [*AKS_BASE, *GPU_SELF_MANAGED, *MIG, *PLATFORM],
