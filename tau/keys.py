@@ -306,6 +306,8 @@ ENV_HELPER_BLOB_PREFIX = "TAU_BLOB_"  # + the blob's index
 # --- Experiment store and the tau.stellar logger (tau/evidence, tau/stellar.py) --------------
 
 ENV_EXP_STORE = "TAU_EXP_STORE"
+# The KueueViz frontend bundle the Portal serves under /kueueviz/ (the Portal image sets it).
+ENV_KUEUEVIZ_BUNDLE = "TAU_KUEUEVIZ_BUNDLE"
 ENV_EXP_STORE_ROOT = "TAU_EXP_STORE_ROOT"
 ENV_PROJECT = "TAU_PROJECT"
 ENV_GROUP = "TAU_GROUP"

@@ -95,6 +95,7 @@ CLUSTER_QUEUES = Resource(KUEUE, "v1beta2", "clusterqueues", "ClusterQueue", Fal
 WORKLOADS = Resource(KUEUE, "v1beta2", "workloads", "Workload")
 RESOURCE_FLAVORS = Resource(KUEUE, "v1beta2", "resourceflavors", "ResourceFlavor", False)
 TOPOLOGIES = Resource(KUEUE, "v1beta2", "topologies", "Topology", False)
+COHORTS = Resource(KUEUE, "v1beta2", "cohorts", "Cohort", False)
 WORKLOAD_PRIORITY_CLASSES = Resource(
     KUEUE, "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", False
 )

@@ -86,6 +86,20 @@ def portal() -> None:
 @click.option("--kusto-endpoint", default="", help="ADX cluster URL for --source kusto.")
 @click.option("--kusto-database", default="Metrics", show_default=True, help="ADX database.")
 @click.option(
+    "--kueueviz",
+    is_flag=True,
+    help="Serve Kueue (Live): Kueue's KueueViz pages under /kueueviz/, backed by the Portal's "
+    "own read-only watches.",
+)
+@click.option(
+    "--kueueviz-bundle",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar=keys.ENV_KUEUEVIZ_BUNDLE,
+    help="The KueueViz frontend bundle for --kueueviz (the Portal image sets it; "
+    "hack/setup/25-kueueviz.sh builds it).",
+)
+@click.option(
     "--allow-host",
     "allowed_hosts",
     multiple=True,
@@ -107,12 +121,15 @@ def serve(
     source: str,
     kusto_endpoint: str,
     kusto_database: str,
+    kueueviz: bool,
+    kueueviz_bundle: Path | None,
     allowed_hosts: tuple[str, ...],
 ) -> None:
     """Serve the Portal's boards and the mounted Stellar server."""
     from tau.portal import server
     from tau.portal.web import serving
     from tau.portal.web.config import OperatorScope, PortalConfig
+    from tau.portal.web.kueueviz import check_bundle
 
     config = PortalConfig(
         namespaces=tuple(dict.fromkeys(namespaces)),
@@ -128,6 +145,7 @@ def serve(
         kusto_endpoint=kusto_endpoint,
         kusto_database=kusto_database,
         allowed_hosts=allowed_hosts,
+        kueueviz_bundle=check_bundle(kueueviz_bundle) if kueueviz else None,
     )
     sock = server.listen(addr)
     click.echo(f"Portal serving {', '.join(config.namespaces)} on http://{addr}/portal", err=True)

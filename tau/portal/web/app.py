@@ -8,6 +8,8 @@ Routes (the OpenAPI document at /openapi.json lists them with their parameters):
 - `/api/portal/{workspaces,overview,runs,runs/{ns}/{name},runs/{ns}/{name}/logs,jobs,nodes,
   experiments}`: the boards, each with `scope` and `state` (ready | no_data | unavailable);
   a board whose source is not configured answers 503 `{reason}`, a failing source 502;
+- with `--kueueviz`, Kueue (Live): KueueViz's pages under `/kueueviz/`, its sockets under
+  `/kueueviz/ws/` and its YAML view at `/api/<kind>/<name>` (tau.portal.web.kueueviz);
 - everything else is the Stellar server (`/stellar?target=&project=&workspace=` and its APIs)
   over the workspace store, opened read-only: a dashboard read never writes to the store.
 """
@@ -36,7 +38,7 @@ from tau.kube.resources import (
     WORKLOADS,
 )
 from tau.portal.hostcheck import HostCheckMiddleware, HostPolicy
-from tau.portal.web import detail, nodes, queue, runs
+from tau.portal.web import detail, kueueviz, nodes, queue, runs
 from tau.portal.web.config import PortalConfig
 
 STATIC = Path(__file__).resolve().parent.parent / "static" / "portal"
@@ -67,6 +69,8 @@ class Portal:
             self.cache.add(LOCAL_QUEUES, config.queue_namespaces)
             self.cache.add(CLUSTER_QUEUES)
         self.cache.add(NODES)
+        if config.kueueviz_bundle is not None:
+            kueueviz.watch(self.cache, config.namespaces)
         self.history = history if history is not None else default_history(config)
         self.runs = runs.RunsIndex(config.cluster, self.history)
         self.visibility = (
@@ -240,6 +244,7 @@ class Portal:
                 "withGpuProblems": node_board["nodesWithGpuProblems"],
             },
             "jobsBoard": bool(self.config.queue_namespaces),
+            "kueueviz": kueueviz.PREFIX + "/" if self.config.kueueviz_bundle else "",
             "informers": self.cache.status(),
         }
 
@@ -423,6 +428,8 @@ def create_app(portal: Portal) -> FastAPI:
             return
         await inner(scope, receive, send)
 
+    if config.kueueviz_bundle is not None:
+        kueueviz.mount(app, portal, config.kueueviz_bundle)
     app.mount("/", stellar)
     app.add_middleware(HostCheckMiddleware, policy=HostPolicy.for_names(config.allowed_hosts))
     return app

@@ -55,6 +55,8 @@ class PortalConfig:
     run_history_table: str = "TauExpRunLifecycle"
     allowed_hosts: tuple[str, ...] = ()
     max_runs: int = 200
+    # The KueueViz bundle directory when Kueue (Live) is served; None keeps it off.
+    kueueviz_bundle: Path | None = None
 
     def __post_init__(self) -> None:
         if self.jobs_scope_mode not in JOBS_SCOPE_MODES:
@@ -92,6 +94,12 @@ class PortalConfig:
             )
         if self.run_history_limit <= 0:
             raise UsageError("--run-history-limit must be > 0", owner="platform operator")
+        if self.kueueviz_bundle is not None and not self.namespaces:
+            raise UsageError(
+                "--kueueviz shows the LocalQueues and Workloads of the workspace namespace: "
+                "pass -n/--namespace",
+                owner="platform operator (portal.workloadNamespace)",
+            )
 
     @property
     def queue_namespaces(self) -> tuple[str, ...]:
