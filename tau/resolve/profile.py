@@ -7,16 +7,21 @@ module only decides which profile source a run uses and turns the selection into
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tau.errors import ValidationError
 from tau.resolve.layers import ProfileLayer
+from tau.runconfig.models import RunConfig
+
+if TYPE_CHECKING:
+    from tau.profiles.select import Selection
+    from tau.runconfig.loader import LoadedConfig
 
 RESEARCHER = "researcher: tau.yaml"
 SNAPSHOT_SCOPE = ("policy.namespace", "policy.team", "policy.lane")
 
 
-def profile_layer(selection: Any) -> ProfileLayer:
+def profile_layer(selection: Selection) -> ProfileLayer:
     """A `tau.profiles.select.Selection` as the profile layer."""
     profile = selection.profile
     priorities = profile.get("priorities") or {}
@@ -37,17 +42,18 @@ def profile_layer(selection: Any) -> ProfileLayer:
     )
 
 
-def snapshot_profile(loaded: Any) -> ProfileLayer | None:
+def snapshot_profile(loaded: LoadedConfig) -> ProfileLayer | None:
     """Offline selection from `policy.workload_profile_snapshot`, or None when unset.
 
     A snapshot authorises nothing by itself, so the run config must name the namespace,
     team and lane the selection is scoped to.
     """
     config = loaded.config
+    assert isinstance(config, RunConfig)  # managed manifests resolve in tau.resolve.workflow
     policy = config.policy
-    snapshot = policy.workload_profile_snapshot if policy else None
-    if not snapshot:
+    if policy is None or not policy.workload_profile_snapshot:
         return None
+    snapshot = policy.workload_profile_snapshot
     missing = [dotted for dotted in SNAPSHOT_SCOPE if not getattr(policy, dotted.split(".")[1])]
     if missing:
         raise ValidationError(

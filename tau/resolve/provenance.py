@@ -11,7 +11,7 @@ import functools
 import types
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar, Union, get_args, get_origin
+from typing import TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -50,7 +50,7 @@ class Source:
 
 @dataclass(frozen=True)
 class Resolved:
-    value: Any
+    value: object
     source: Source
 
 
@@ -68,7 +68,7 @@ class Provenance:
         entry = self.entries.get(name)
         return entry.source if entry else None
 
-    def value_of(self, name: str) -> Any:
+    def value_of(self, name: str) -> object:
         entry = self.entries.get(name)
         return entry.value if entry else None
 
@@ -113,7 +113,7 @@ def _prefixes() -> dict[type[BaseModel], str]:
     return found
 
 
-def _models(annotation: Any) -> list[type[BaseModel]]:
+def _models(annotation: object) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     if get_origin(annotation) in (Union, types.UnionType):
@@ -137,7 +137,7 @@ def format_table(rows: list[tuple[str, str, str]], *, max_value: int = 48) -> st
     return "\n".join(lines) + "\n"
 
 
-def _display(value: Any) -> str:
+def _display(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):

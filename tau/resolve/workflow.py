@@ -17,12 +17,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import yaml
 
 from tau import keys
 from tau.errors import UsageError, ValidationError
+from tau.jsontypes import JSONObject
 from tau.render.intent import Provenance as RenderProvenance
 from tau.render.intent import Resources
 from tau.render.workflow import (
@@ -47,6 +48,7 @@ from tau.resolve.provenance import Layer, Source
 from tau.resolve.provenance import Provenance as ProvenanceTable
 from tau.runconfig import manifest as spec
 from tau.runconfig.managed import ManagedManifest
+from tau.runconfig.models import RunConfig, Workflow
 
 if TYPE_CHECKING:
     from tau.runconfig.loader import LoadedConfig
@@ -94,13 +96,23 @@ class WorkflowResolution:
 
 
 @dataclass(frozen=True)
+class Wrapper:
+    """The direct config whose `workflow.file` names the manifest, with its `workflow` block
+    (always set: `workflow.file` is what makes the config a wrapper)."""
+
+    loaded: LoadedConfig
+    config: RunConfig
+    workflow: Workflow
+
+
+@dataclass(frozen=True)
 class Located:
     """Where a manifest lives and what it says (the wrapper's view merged in)."""
 
     path: Path
     raw: bytes
-    data: dict[str, Any]
-    wrapper: LoadedConfig | None  # the direct config whose workflow.file names the manifest
+    data: JSONObject
+    wrapper: Wrapper | None
     warnings: list[str]
 
 
@@ -108,19 +120,21 @@ def _where(path: Path, dotted: str) -> Source:
     return Source(Layer.FILE, f"{path} ({dotted})")
 
 
-def locate(loaded: Any) -> Located:
+def locate(loaded: LoadedConfig) -> Located:
     """The manifest a loaded config names: itself, or its `workflow.file`."""
-    if loaded.is_managed:
-        return Located(loaded.path, Path(loaded.path).read_bytes(), loaded.config.data, None, [])
+    config = loaded.config
+    if isinstance(config, ManagedManifest):
+        return Located(loaded.path, Path(loaded.path).read_bytes(), config.data, None, [])
     from tau.runconfig import load
 
-    wrapper = loaded
-    _check_wrapper(wrapper)
-    target = (loaded.base_dir / loaded.config.workflow.file).resolve()
+    workflow = config.workflow
+    assert workflow is not None and workflow.file  # only a workflow.file config resolves here
+    wrapper = Wrapper(loaded, config, workflow)
+    _check_wrapper(loaded)
+    target = (loaded.base_dir / workflow.file).resolve()
     if not target.is_file():
         raise UsageError(
-            f"{loaded.path}: workflow.file {loaded.config.workflow.file!r} does not exist "
-            f"({target})",
+            f"{loaded.path}: workflow.file {workflow.file!r} does not exist ({target})",
             hint="point workflow.file at the SDK-generated manifest (relative to this config)",
         )
     manifest = load(target)
@@ -134,7 +148,7 @@ def locate(loaded: Any) -> Located:
     return Located(target, target.read_bytes(), manifest.config.data, wrapper, warnings)
 
 
-def _check_wrapper(wrapper: Any) -> None:
+def _check_wrapper(wrapper: LoadedConfig) -> None:
     data = wrapper.source.data or {}
     extra = sorted(p for p in _leaves(data) if p not in WRAPPER_FIELDS)
     if extra:
@@ -146,7 +160,7 @@ def _check_wrapper(wrapper: Any) -> None:
         )
 
 
-def _leaves(data: Any, prefix: str = "") -> list[str]:
+def _leaves(data: object, prefix: str = "") -> list[str]:
     if not isinstance(data, dict) or prefix in ("runtime.env_kv",):
         return [prefix] if prefix else []
     out: list[str] = []
@@ -179,6 +193,10 @@ def _read(path: Path) -> bytes:
 
 
 class _Resolver:
+    """One resolution: each setting is recorded with its source in `table` as it is decided."""
+
+    source: Located  # the manifest being resolved: set first by run()
+
     def __init__(
         self,
         loaded: LoadedConfig,
@@ -190,15 +208,15 @@ class _Resolver:
         submission_id: str | None,
         read: Callable[[Path], bytes],
     ) -> None:
-        self.loaded = loaded
+        self.loaded: LoadedConfig = loaded
         self.flags: Overrides = overrides
-        self.descriptor = descriptor
+        self.descriptor: DescriptorLayer | None = descriptor
         self.workspace: WorkspaceLayer | None = workspace
-        self.code_sha = code_sha
-        self.argv = argv
-        self.submission_id = submission_id
-        self.read = read
-        self.table = ProvenanceTable()
+        self.code_sha: str | None = code_sha
+        self.argv: tuple[str, ...] = argv
+        self.submission_id: str | None = submission_id
+        self.read: Callable[[Path], bytes] = read
+        self.table: ProvenanceTable = ProvenanceTable()
         self.warnings: list[str] = []
         self.notes: list[str] = []
         self.placeholders: list[str] = []
@@ -334,7 +352,7 @@ class _Resolver:
         data = copy.deepcopy(found.data)
         wrapper = found.wrapper
         if wrapper is not None:
-            self.merge_wrapper(data, wrapper.config)
+            self.merge_wrapper(data, wrapper)
         manifest, problems = spec.parse(data)
         if manifest is not None:
             problems = spec.problems(manifest)
@@ -348,9 +366,9 @@ class _Resolver:
         assert manifest is not None
         return manifest
 
-    def merge_wrapper(self, data: dict[str, Any], config: Any) -> None:
+    def merge_wrapper(self, data: JSONObject, wrapper: Wrapper) -> None:
         run, flow = data.setdefault("run", {}), data.setdefault("workflow", {})
-        wrapper_flow = config.workflow
+        config, wrapper_flow = wrapper.config, wrapper.workflow
         script = (
             wrapper_flow.main_script
             or wrapper_flow.script
@@ -399,7 +417,7 @@ class _Resolver:
         manifest = hashlib.sha256(found.raw).hexdigest()
         if found.wrapper is None:
             return manifest
-        text = json.dumps({"wrapper": found.wrapper.config_hash, "manifest": manifest})
+        text = json.dumps({"wrapper": found.wrapper.loaded.config_hash, "manifest": manifest})
         return hashlib.sha256(text.encode()).hexdigest()
 
     def main_script(self, manifest: spec.Manifest) -> bytes:
@@ -449,7 +467,7 @@ class _Resolver:
         return tuple(out)
 
     def env(self, manifest: spec.Manifest) -> tuple[EnvVar, ...]:
-        out = []
+        out: list[EnvVar] = []
         for i, entry in enumerate(manifest.runtime.env):
             if entry.value_from is not None:
                 ref = entry.value_from.get("secretKeyRef")
@@ -622,7 +640,7 @@ def _relative_to(base: Path, entry: str) -> str:
     return f"{path}:{dest}" if sep else path
 
 
-def _redacted(raw: bytes, data: dict[str, Any]) -> bytes:
+def _redacted(raw: bytes, data: JSONObject) -> bytes:
     """The manifest copy for /manifest: secretKeyRef names and keys hidden, else unchanged."""
     from tau.render.meta import REDACTED
 

@@ -32,6 +32,7 @@ RUN_PATH = (
     "tau/engine",
     "tau/run",
     "tau/render",
+    "tau/resolve",
 )
 
 
