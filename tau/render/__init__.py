@@ -6,7 +6,9 @@ objects, which is what makes golden tests and config hashes meaningful.
 
 from __future__ import annotations
 
-from tau.jsontypes import JSONObject
+from collections.abc import Mapping
+
+from tau.jsontypes import JSONObject, JSONValue
 from tau.render.errors import RenderError
 from tau.render.intent import RunIntent
 from tau.render.job import render_job
@@ -36,7 +38,7 @@ def redact_secrets(objects: list[JSONObject]) -> list[JSONObject]:
     from tau import credentials
     from tau.render.meta import REDACTED
 
-    def walk(node: object) -> object:
+    def walk(node: JSONValue) -> JSONValue:
         if isinstance(node, dict):
             return walk_object(node)
         if isinstance(node, list):
@@ -45,8 +47,8 @@ def redact_secrets(objects: list[JSONObject]) -> list[JSONObject]:
             return credentials.redact(node)
         return node
 
-    def walk_object(node: JSONObject) -> JSONObject:
-        out: JSONObject = {}
+    def walk_object(node: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {}
         for key, value in node.items():
             if key == "secretKeyRef" and isinstance(value, dict):
                 out[key] = {**value, "name": REDACTED, "key": REDACTED}
