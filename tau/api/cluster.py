@@ -235,6 +235,12 @@ class ResolvedWorkloadProfile(WorkloadProfileFields):
     local_queues: list[ResolvedLocalQueue] | None = None
     cluster_queues: list[str] | None = None
     resource_flavors: list[str] | None = None
+    flavor_gpu_classes: dict[str, str] | None = Field(
+        default=None,
+        description="The tau.azure.com/gpu-class node label of each of resourceFlavors that "
+        "carries one, so a run's policy.gpu_class can be checked against the profile's queue. "
+        "Not part of profileSetHash (upstream publishes no such field).",
+    )
     topologies: list[str] | None = None
     workload_priority_classes: list[str] | None = None
     pod_priority_classes: list[str] | None = None

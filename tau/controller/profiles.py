@@ -359,6 +359,7 @@ def resolve_profile(
 
     # ResourceFlavors and Topologies.
     record["resourceFlavors"] = sorted(flavors)
+    gpu_classes: dict[str, str] = {}
     topologies: set[str] = set()
     if cq_cond["status"] != "True":
         rf_cond = _blocked(
@@ -374,10 +375,14 @@ def resolve_profile(
             topology = (rf.get("spec") or {}).get("topologyName")
             if topology:
                 topologies.add(topology)
+            gpu_class = ((rf.get("spec") or {}).get("nodeLabels") or {}).get(keys.GPU_CLASS)
+            if gpu_class:
+                gpu_classes[name] = str(gpu_class)
         rf_cond = _stage(
             keys.COND_RESOURCE_FLAVORS_READY, issues, f"{len(flavors)} flavor(s)", generation
         )
     conditions.append(rf_cond)
+    record["flavorGpuClasses"] = gpu_classes
     record["topologies"] = sorted(topologies)
     if rf_cond["status"] != "True":
         conditions.append(

@@ -151,6 +151,17 @@ def normalize_resolved(profile: dict[str, Any]) -> dict[str, Any]:
         values = sorted({normal_name(v) for v in profile.get(key) or []} - {""})
         if values:
             out[key] = values
+    # Tau's own observation, outside upstream's hash: kept only for flavors the hashed
+    # resourceFlavors list names, so it cannot add a flavor the hash does not cover.
+    flavors = set(out.get("resourceFlavors") or [])
+    published = profile.get("flavorGpuClasses")
+    classes = {
+        normal_name(str(flavor)): normal_label(str(gpu_class))
+        for flavor, gpu_class in (published.items() if isinstance(published, dict) else ())
+        if normal_name(str(flavor)) in flavors
+    }
+    if isinstance(published, dict):
+        out["flavorGpuClasses"] = dict(sorted(classes.items()))
     if profile.get("conditions"):
         out["conditions"] = sorted(profile["conditions"], key=lambda c: str(c.get("type", "")))
     return out

@@ -95,6 +95,9 @@ class ProfileLayer:
     cluster_generation: int | None = None
     profile_set_hash: str | None = None
     topology_aware: bool = False
+    # Each ResourceFlavor of the profile's queues and its tau.azure.com/gpu-class ("" when the
+    # flavor carries none); None when the status publishes no classes (an older controller).
+    flavor_gpu_classes: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

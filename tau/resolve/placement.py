@@ -1,9 +1,12 @@
 """Where a run is scheduled: its LocalQueue, priority classes, node selection and topology.
 
 A selected workload profile owns placement: its queue, priorities and topology are the
-platform's decision, so a run config that also names a shape, GPU class, node selector or
-priority tier is refused rather than merged. Without a profile the run config's policy
-block decides, over the TauWorkspace defaults and the built-in priority classes.
+platform's decision, so a run config that also names a shape, node selector or priority tier
+is refused rather than merged. A GPU class narrows the profile's hardware instead: it is
+accepted when a ResourceFlavor of the profile's queues carries that class (the profile's
+published `flavorGpuClasses`), and rendered as the node selector Kueue matches flavors on.
+Without a profile the run config's policy block decides, over the TauWorkspace defaults and
+the built-in priority classes.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from tau import keys
 from tau.errors import ValidationError
 from tau.render.intent import Placement
+from tau.render.placement import GPU_CLASS_ANY
 from tau.resolve.layers import PLACEHOLDER_QUEUE, RESEARCHER, ProfileLayer, Stack, agree
 from tau.resolve.provenance import Layer, Source, field_path
 from tau.runconfig.models import PLACEMENT_EQUIVALENT, Policy
@@ -97,11 +101,9 @@ def _check_profile_policy(stack: Stack, policy: Policy, profile: ProfileLayer) -
             f"workload profile {name!r}",
             owner=RESEARCHER,
         )
-    for field, value in (
-        ("shape", policy.shape),
-        ("gpu_class", policy.gpu_class),
-        ("node_selector", policy.node_selector),
-    ):
+    if policy.gpu_class and policy.gpu_class != GPU_CLASS_ANY:
+        _check_profile_gpu_class(policy.gpu_class, profile)
+    for field, value in (("shape", policy.shape), ("node_selector", policy.node_selector)):
         if value:
             raise ValidationError(
                 f"{field_path(Policy, field)} cannot be combined with authoritative workload "
@@ -141,6 +143,31 @@ def _check_profile_policy(stack: Stack, policy: Policy, profile: ProfileLayer) -
                 f"profile {name!r} value {theirs!r}",
                 owner=RESEARCHER,
             )
+
+
+def _check_profile_gpu_class(gpu_class: str, profile: ProfileLayer) -> None:
+    """The profile's queues must have a flavor of that class, or Kueue never admits the run."""
+    where = f"{field_path(Policy, 'gpu_class')}={gpu_class!r}"
+    flavors = profile.flavor_gpu_classes
+    if flavors is None:
+        raise ValidationError(
+            f"{where} cannot be checked against workload profile {profile.name!r}: its status "
+            "publishes no GPU class per ResourceFlavor (a tau-core controller older than this "
+            "tau)",
+            hint="remove policy.gpu_class, or ask the platform operator to upgrade tau-core",
+            owner=RESEARCHER,
+        )
+    if any(served == gpu_class for _, served in flavors):
+        return
+    shown = ", ".join(f"{name}={served or '<no gpu class>'}" for name, served in flavors)
+    raise ValidationError(
+        f"{where} is not served by workload profile {profile.name!r}: none of its "
+        f"ResourceFlavors carries {keys.GPU_CLASS}={gpu_class} (flavors: {shown or 'none'})",
+        hint=f"choose a profile whose queue has a {gpu_class} flavor, remove policy.gpu_class, "
+        f"or ask the platform operator for a ResourceFlavor labelled {keys.GPU_CLASS}="
+        f"{gpu_class}",
+        owner=RESEARCHER,
+    )
 
 
 def _queue(stack: Stack, policy: Policy) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tau.errors import ValidationError
+from tau.jsontypes import JSONObject
 from tau.resolve.layers import ProfileLayer
 from tau.runconfig.models import RunConfig
 
@@ -39,7 +40,17 @@ def profile_layer(selection: Selection) -> ProfileLayer:
         cluster_generation=selection.generation,
         profile_set_hash=selection.profile_set_hash,
         topology_aware=bool(profile.get("topologies")),
+        flavor_gpu_classes=_flavor_gpu_classes(profile),
     )
+
+
+def _flavor_gpu_classes(profile: JSONObject) -> tuple[tuple[str, str], ...] | None:
+    published = profile.get("flavorGpuClasses")
+    flavors = profile.get("resourceFlavors") or []
+    if published is None and flavors:
+        return None
+    classes = published or {}
+    return tuple((str(flavor), str(classes.get(flavor, ""))) for flavor in flavors)
 
 
 def snapshot_profile(loaded: LoadedConfig) -> ProfileLayer | None:

@@ -38,6 +38,7 @@ def test_ready_profile_publishes_identities_hash_and_counts():
     ]
     assert record["clusterQueues"] == ["jobqueue"]
     assert record["resourceFlavors"] == ["cpu", "gpu-h200"]
+    assert record["flavorGpuClasses"] == {"gpu-h200": "h200-141gb"}, "cpu carries no class"
     assert record["topologies"] == ["default-node-topology"]
     assert record["workloadPriorityClasses"] == ["taugrid-default"]
     summary = conditions_of(record)
@@ -223,3 +224,18 @@ def test_a_stopped_cluster_queue_is_the_cause_owned_by_the_queue_owner():
         "(owner: platform/queue owner: create or restart the ClusterQueue"
         in (set_condition["message"])
     )
+
+
+def test_flavor_gpu_classes_reach_a_reader_and_leave_upstream_s_hash_unchanged():
+    """Researchers check policy.gpu_class against them (tau.resolve.placement); upstream
+    hashes no such field, so a set hashes the same with or without it."""
+    from tau.profiles.select import consistent
+
+    status, _ = resolve({"workloadProfiles": [profile()]}, kueue_world())
+    bare = [{k: v for k, v in p.items() if k != "flavorGpuClasses"} for p in status["profiles"]]
+    assert status["profileSetHash"] == profile_set_hash(bare)
+    read = consistent(1, status["profileSetHash"], tuple(status["profiles"]), "TauCluster")
+    assert read.profiles[0]["flavorGpuClasses"] == {"gpu-h200": "h200-141gb"}
+    edited = [dict(status["profiles"][0], flavorGpuClasses={"gpu-h200": "x", "extra": "y"})]
+    read = consistent(1, status["profileSetHash"], tuple(edited), "TauCluster")
+    assert read.profiles[0]["flavorGpuClasses"] == {"gpu-h200": "x"}, "only hashed flavors"

@@ -58,7 +58,13 @@ def kueue_world(*, checks: list[str] | None = None, namespaces=("team-a",)) -> D
     world.add(k.RESOURCE_FLAVORS, {"metadata": {"name": "cpu"}, "spec": {}})
     world.add(
         k.RESOURCE_FLAVORS,
-        {"metadata": {"name": "gpu-h200"}, "spec": {"topologyName": "default-node-topology"}},
+        {
+            "metadata": {"name": "gpu-h200"},
+            "spec": {
+                "topologyName": "default-node-topology",
+                "nodeLabels": {"tau.azure.com/gpu-class": "h200-141gb"},
+            },
+        },
     )
     world.add(k.TOPOLOGIES, {"metadata": {"name": "default-node-topology"}})
     world.add(k.WORKLOAD_PRIORITY_CLASSES, {"metadata": {"name": "taugrid-default"}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -203,7 +204,6 @@ def test_profile_supplies_gpus_priorities_topology_and_stamps(tmp_path):
     ("extra", "message"),
     [
         ("compute:\n  gpus: 4\n", "compute.gpus=4 conflicts with authoritative workload profile"),
-        ("policy:\n  gpu_class: a100-80gb\n", "policy.gpu_class cannot be combined"),
         ("policy:\n  priority_tier: priority\n", "policy.priority_tier cannot be combined"),
         ("policy:\n  queue: other\n", "LocalQueue is ambiguous"),
     ],
@@ -212,6 +212,39 @@ def test_config_cannot_contradict_an_authoritative_profile(tmp_path, extra, mess
     text = JOB.replace("compute:\n  gpus: 0\n", "") + extra
     with pytest.raises(ValidationError, match=message):
         resolve(config(tmp_path, text), workspace=WORKSPACE, profile=PROFILE)
+
+
+GPU_PROFILE = dataclasses.replace(
+    PROFILE, flavor_gpu_classes=(("gpu-a100", "a100-80gb"), ("gpu-plain", ""))
+)
+
+
+def test_a_gpu_class_a_profile_flavor_serves_narrows_the_profile_s_nodes(tmp_path):
+    text = JOB.replace("compute:\n  gpus: 0\n", "") + "policy:\n  gpu_class: a100-80gb\n"
+    result = resolve(config(tmp_path, text), workspace=WORKSPACE, profile=GPU_PROFILE)
+    assert result.intent.placement.gpu_class == "a100-80gb"
+    assert result.intent.placement.profile == "research.training.8x"
+    legacy = text.replace("a100-80gb", "a100-nvlink-80gb")
+    assert resolve(config(tmp_path, legacy), workspace=WORKSPACE, profile=GPU_PROFILE)
+
+
+def test_a_gpu_class_no_profile_flavor_serves_names_the_flavors_and_the_class(tmp_path):
+    text = JOB.replace("compute:\n  gpus: 0\n", "") + "policy:\n  gpu_class: h200-141gb\n"
+    with pytest.raises(ValidationError) as raised:
+        resolve(config(tmp_path, text), workspace=WORKSPACE, profile=GPU_PROFILE)
+    line = raised.value.one_line()
+    assert "policy.gpu_class='h200-141gb' is not served by workload profile" in line
+    assert "flavors: gpu-a100=a100-80gb, gpu-plain=<no gpu class>" in line
+    assert "ResourceFlavor labelled tau.azure.com/gpu-class=h200-141gb" in line
+
+
+def test_a_gpu_class_is_refused_when_the_profile_publishes_no_flavor_classes(tmp_path):
+    text = JOB.replace("compute:\n  gpus: 0\n", "") + "policy:\n  gpu_class: a100-80gb\n"
+    older = dataclasses.replace(PROFILE, flavor_gpu_classes=None)
+    with pytest.raises(ValidationError, match="publishes no GPU class per ResourceFlavor"):
+        resolve(config(tmp_path, text), workspace=WORKSPACE, profile=older)
+    anything = text.replace("a100-80gb", "any")
+    assert resolve(config(tmp_path, anything), workspace=WORKSPACE, profile=older)
 
 
 def test_rayjob_counts_default_and_ray_image_default(tmp_path):
@@ -381,3 +414,16 @@ def test_a_workspace_enforcing_restricted_pod_security_gets_restricted_pods(tmp_
     for level in ("baseline", None):
         elsewhere = resolve(config(tmp_path), workspace=replace(WORKSPACE, pod_security=level))
         assert not elsewhere.intent.restricted
+
+
+def test_the_profile_layer_pairs_every_flavor_with_its_published_gpu_class():
+    from tau.profiles.select import Selection
+    from tau.resolve.profile import profile_layer
+
+    def layer(**published):
+        record = {"name": "p", "resourceFlavors": ["cpu", "gpu-a100"], **published}
+        return profile_layer(Selection(record, 1, "f" * 64, "TauCluster cluster"))
+
+    served = layer(flavorGpuClasses={"gpu-a100": "a100-80gb"})
+    assert served.flavor_gpu_classes == (("cpu", ""), ("gpu-a100", "a100-80gb"))
+    assert layer().flavor_gpu_classes is None, "an older controller publishes none"
