@@ -22,14 +22,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
 from urllib.request import Request, urlopen
 
 from tau import keys
 from tau.errors import RuntimeFailure, UsageError
-from tau.jsontypes import JSONObject
+from tau.jsontypes import JSONObject, JSONValue
 
 TIMEOUT = 60.0
 _FLAGS = {
@@ -155,13 +154,15 @@ def logs_query(tail: int) -> str:
     return "\n".join(lines)
 
 
-def _primary_rows(frames: Any) -> list[dict[str, Any]]:
+def _primary_rows(frames: JSONValue) -> list[JSONObject]:
     """Rows of the PrimaryResult table of a v2 REST answer; a reported error is raised."""
     if not isinstance(frames, list):
         raise ValueError("not a v2 frame list")
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONObject] = []
     found = False
     for frame in frames:
+        if not isinstance(frame, dict):
+            raise ValueError("a v2 frame is not an object")
         if frame.get("FrameType") == "DataSetCompletion" and frame.get("HasErrors"):
             raise LookupError(_one_api_error(frame))
         if frame.get("FrameType") != "DataTable" or frame.get("TableKind") != "PrimaryResult":
@@ -177,13 +178,13 @@ def _primary_rows(frames: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _one_api_error(holder: dict[str, Any]) -> str:
+def _one_api_error(holder: JSONObject) -> str:
     errors = holder.get("OneApiErrors") or [{}]
     error = errors[0].get("error", {}) if isinstance(errors[0], dict) else {}
     return str(error.get("@message") or error.get("message") or "the query failed")[:200]
 
 
-def _text(body: Any) -> str:
+def _text(body: JSONValue) -> str:
     """A log row's line: adx-mon keeps a container line under Body.message."""
     message = body.get("message") if isinstance(body, dict) else None
     if isinstance(message, str):
@@ -199,7 +200,7 @@ def query(
     parameters: dict[str, str],
     token: Callable[[], str],
     timeout: float = TIMEOUT,
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     shown = f"ADX {where.endpoint} database {where.database}"
     body = json.dumps(
         {"db": where.database, "csl": csl, "properties": {"Parameters": parameters}}
