@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
+from itertools import chain
 from typing import TYPE_CHECKING, cast
 
 import typer
@@ -66,8 +67,18 @@ def print_table(
     """A kubectl-like borderless table (uppercase headers, no box).
 
     Piped or redirected, rows are never folded to an assumed 80 columns and carry no
-    trailing padding, so `| grep NAME` and `| awk` see one whole row per line.
+    trailing padding, so `| grep NAME` and `| awk` see one whole row per line. There, plain
+    cells (printable ASCII, no rich markup) are aligned here, in rich's exact layout, without
+    importing and running rich: it spent 0.3 s CPU on a 1,000-run `tau run list`.
     """
+    texts = [[column.upper() for column in columns]]
+    texts += [["" if cell is None else str(cell) for cell in row] for row in rows]
+    if title is None and not sys.stdout.isatty() and all(map(_plain, chain(*texts))):
+        widths = [max(len(row[i]) for row in texts) for i in range(len(columns))]
+        sys.stdout.write(
+            "".join("  ".join(map(str.ljust, row, widths)).rstrip() + "\n" for row in texts)
+        )
+        return
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -86,6 +97,11 @@ def print_table(
     with console.capture() as captured:
         console.print(table)
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+
+
+def _plain(text: str) -> bool:
+    """Laid out by rich as is: no markup to parse, no wide, control or line-breaking chars."""
+    return text.isascii() and text.isprintable() and "[" not in text
 
 
 def print_records(columns: Sequence[str], records: Sequence[Mapping[str, object]]) -> None:
