@@ -1,58 +1,46 @@
 """`tau cluster validate nodes`: GPU node discovery and the privileged node probe.
 
-Discovery and health assessment are pure functions of Node/ResourceSlice objects and the
-probe's `key=value` output, tested on recorded outputs. The probe itself is one short-lived
-privileged pod per node, created through the Kubernetes API (no kubectl dependency): it reads
-its result from the container's termination message, which the probe script also writes.
+Discovery and the health rating are pure functions of Node/ResourceSlice objects and of the
+outcomes of the node suite (`tau.cluster.suites`), tested on recorded command outputs. The
+probe itself is one short-lived privileged pod per node that only sleeps: pytest and testinfra
+run on the operator's side and inspect the node through testinfra's kubectl backend (one
+`kubectl exec` per command, entering the node's namespaces with nsenter), so no test code
+and no result parsing lives in the privileged pod.
 """
 
 from __future__ import annotations
 
 import contextlib
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tau import keys
+from tau.cluster import suites
 from tau.errors import UsageError
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import NODES, PODS, RESOURCE_SLICES
 from tau.runconfig.models import GPU_CLASS_ALIASES, GPU_CLASSES
 
 GPU_CLASS_LABEL = keys.GPU_CLASS
-PROBE_IMAGE = "mcr.microsoft.com/azurelinux/base/core:3.0"
 PROBE_NAMESPACE = "default"
+PROBE_CONTAINER = "validate"
 PROBE_LABEL = {keys.APP_MANAGED_BY: keys.PROBE_MANAGED_BY_VALUE}
+NO_GPU = "none"  # the source of a node probed with --include-cpu that advertises no GPU
+# The pod outlives a dead tau by at most this much beyond its timeout, then exits by itself.
+POD_GRACE_SECONDS = 60
 
 HEALTHY, DEGRADED, UNHEALTHY, UNKNOWN = "HEALTHY", "DEGRADED", "UNHEALTHY", "UNKNOWN"
 
-# Host commands run through nsenter into PID 1's namespaces; every line is key=value.
-PROBE_SCRIPT = r"""
-set +e
-tdnf install -y util-linux >/dev/null 2>&1
-h() { nsenter -t 1 -m -u -i -n -p -- "$@"; }
-q() { h nvidia-smi --query-gpu="$1" --format=csv,noheader,nounits 2>/dev/null; }
-out=/tmp/probe.out
-{
-  gpus=$(h nvidia-smi --list-gpus 2>/dev/null); echo "nvidia_smi_rc=$?"
-  echo "gpu_count=$(printf '%s\n' "$gpus" | grep -c '^GPU ')"
-  echo "driver_version=$(q driver_version | head -n1)"
-  echo "mig_mode=$(q mig.mode.current | head -n1)"
-  echo "mig_instances=$(h nvidia-smi -L 2>/dev/null | grep -c 'MIG ')"
-  nv=$(h nvidia-smi nvlink --status 2>/dev/null); rc=$?; echo "nvlink_rc=$rc"
-  if [ "$rc" -ne 0 ] || [ -z "$nv" ]; then echo "nvlink_inactive=-1"
-  else echo "nvlink_inactive=$(printf '%s\n' "$nv" | grep -c '<inactive>')"; fi
-  dbe=$(q ecc.errors.uncorrected.aggregate.dram | awk '$1 ~ /^[0-9]+$/ {s+=$1} END {print s+0}')
-  echo "ecc_dbe=$dbe"
-  total=0; active=0
-  for f in /sys/class/infiniband/*/ports/*/state; do
-    [ -e "$f" ] || continue; total=$((total+1)); grep -q ACTIVE "$f" && active=$((active+1))
-  done
-  echo "ib_total=$total"; echo "ib_active=$active"
-} > "$out"
-cat "$out"; cat "$out" > /dev/termination-log
-"""
+
+def default_image() -> str:
+    """The runtime image of this tau version: a shell, sleep and util-linux's nsenter."""
+    from tau.resolve.direct import DEFAULT_RUNTIME_IMAGE
+
+    return DEFAULT_RUNTIME_IMAGE
 
 
 def node_selector(gpu_class: str, selector: str) -> tuple[str, str]:
@@ -79,7 +67,7 @@ def node_selector(gpu_class: str, selector: str) -> tuple[str, str]:
 @dataclass
 class GpuNode:
     name: str
-    source: str  # device-plugin | mig | dra
+    source: str  # device-plugin | mig | dra | none (no GPU, probed with --include-cpu)
     count: int
     labels: dict[str, str] = field(default_factory=dict)
 
@@ -106,9 +94,10 @@ def _dra_devices(slices: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def classify_nodes(
-    nodes: list[dict[str, Any]], slices: list[dict[str, Any]]
+    nodes: list[dict[str, Any]], slices: list[dict[str, Any]], *, include_cpu: bool = False
 ) -> tuple[list[GpuNode], list[str]]:
-    """GPU nodes (device plugin > MIG > DRA) and stranded nodes that look like GPU hardware."""
+    """GPU nodes (device plugin > MIG > DRA) and stranded nodes that look like GPU hardware;
+    with `include_cpu` every other node too, as source `none`."""
     dra = _dra_devices(slices)
     gpu_nodes, stranded = [], []
     for node in nodes:
@@ -129,6 +118,8 @@ def classify_nodes(
             gpu_nodes.append(GpuNode(name, "dra", dra[name], labels))
         elif _looks_like_gpu(labels):
             stranded.append(name)
+        elif include_cpu:
+            gpu_nodes.append(GpuNode(name, NO_GPU, 0, labels))
     return gpu_nodes, stranded
 
 
@@ -140,15 +131,6 @@ def _looks_like_gpu(labels: dict[str, str]) -> bool:
         or labels.get(GPU_CLASS_LABEL)
         or instance[:2].upper() in ("NC", "ND", "NV")
     )
-
-
-def parse_probe_output(text: str) -> dict[str, str]:
-    values = {}
-    for line in text.splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and key.strip():
-            values[key.strip()] = value.strip()
-    return values
 
 
 def _int(values: dict[str, str], key: str, default: int = 0) -> int:
@@ -163,47 +145,47 @@ class NodeHealth:
     node: str
     status: str
     reasons: list[str] = field(default_factory=list)
-    values: dict[str, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)  # facts the checks recorded
     pod_error: str = ""
+    checks: list[suites.Check] = field(default_factory=list)
 
 
-def assess(node: GpuNode, values: dict[str, str]) -> NodeHealth:
-    """Health of one node from its probe output (HEALTHY unless a rule says otherwise)."""
-    health = NodeHealth(node.name, HEALTHY, values=values)
-    if "nvidia_smi_rc" not in values:
-        health.status, health.pod_error = UNKNOWN, "no validation output"
+def _reason(check: suites.Check) -> str:
+    """A check's own message ("NVLink: 4 inactive"); pytest's bare `assert ...` introspection
+    is prefixed with the check's name so the reason says what failed."""
+    if check.message and not check.message.startswith("assert "):
+        return check.message
+    return f"{check.name} failed" + (f": {check.message}" if check.message else "")
+
+
+def rate(node: GpuNode, result: suites.SuiteResult) -> NodeHealth:
+    """Health of one node from its checks: HEALTHY unless a check failed (UNHEALTHY, or
+    DEGRADED for checks marked `degraded`); UNKNOWN when a check, or the suite, could not run."""
+    health = NodeHealth(node.name, HEALTHY, values=result.facts, checks=result.checks)
+    if result.error:
+        health.status, health.pod_error = UNKNOWN, result.error
         return health
-    if values["nvidia_smi_rc"] != "0":
-        health.status = UNHEALTHY
-        health.reasons.append(f"nvidia-smi failed (rc {values['nvidia_smi_rc']})")
+    broken = next((c for c in result.checks if c.outcome == suites.ERROR), None)
+    if broken is not None:
+        health.status = UNKNOWN
+        health.pod_error = f"{broken.name} could not run: {broken.message or 'error'}"
         return health
-
-    def worst(status: str, reason: str) -> None:
-        health.reasons.append(reason)
-        if status == UNHEALTHY or health.status == HEALTHY:
-            health.status = status
-
-    if values.get("mig_mode", "").lower() == "enabled" and _int(values, "mig_instances") == 0:
-        worst(UNHEALTHY, "MIG enabled without instances: CUDA cannot create a context")
-    seen = _int(values, "gpu_count")
-    if node.source in ("device-plugin", "dra") and node.count > 0 and seen < node.count:
-        worst(UNHEALTHY, f"nvidia-smi sees {seen} GPUs, {node.count} allocatable")
-    inactive = _int(values, "nvlink_inactive")
-    if inactive > 0:
-        worst(UNHEALTHY, f"NVLink: {inactive} inactive")
-    elif inactive < 0 and values.get("nvlink_rc", "0") != "0":
-        worst(DEGRADED, "NVLink status unavailable")
-    if _int(values, "ecc_dbe") > 0:
-        worst(DEGRADED, f"{values['ecc_dbe']} uncorrected ECC errors")
-    total, active = _int(values, "ib_total"), _int(values, "ib_active")
-    if total > 0 and active < total:
-        worst(DEGRADED, f"InfiniBand: {active}/{total} ports active")
+    for check in result.checks:
+        if check.outcome != suites.FAILED:
+            continue
+        health.reasons.append(_reason(check))
+        if check.severity != suites.DEGRADED_SEVERITY:
+            health.status = UNHEALTHY
+        elif health.status == HEALTHY:
+            health.status = DEGRADED
     return health
 
 
 def table_row(node: GpuNode, health: NodeHealth) -> list[str]:
     v = health.values
-    if node.source == "mig":
+    if node.source == NO_GPU:
+        gpus = "no GPU"
+    elif node.source == "mig":
         gpus = f"{v.get('gpu_count', '?')} ({v.get('mig_instances', '0')} slices)"
     else:
         gpus = f"{v.get('gpu_count', '?')}/{node.count}"
@@ -219,8 +201,8 @@ def table_row(node: GpuNode, health: NodeHealth) -> list[str]:
         node.source,
         nvlink,
         ib,
-        v.get("ecc_dbe", "?"),
-        v.get("driver_version", "?"),
+        "-" if node.source == NO_GPU else v.get("ecc_dbe", "?"),
+        "-" if node.source == NO_GPU else v.get("driver_version", "?") or "?",
         status,
     ]
 
@@ -233,7 +215,12 @@ def exit_ok(results: list[NodeHealth], min_healthy: int) -> bool:
     return not any(r.status in (UNHEALTHY, UNKNOWN) or r.pod_error for r in results)
 
 
-def probe_pod(node: str, *, stamp: int) -> dict[str, Any]:
+def probe_pod(node: str, *, stamp: int, image: str, seconds: int) -> dict[str, Any]:
+    """A privileged pod pinned to `node` that sleeps while the checks `kubectl exec` into it.
+
+    hostPID gives nsenter the node's PID 1; root and privileged let it enter PID 1's mount,
+    UTS, IPC, network and PID namespaces. The sleep bounds how long a pod left behind by a
+    killed tau lives."""
     name = f"tau-validate-{node}-{stamp:x}"[:63].rstrip("-.")
     return {
         "apiVersion": "v1",
@@ -244,18 +231,35 @@ def probe_pod(node: str, *, stamp: int) -> dict[str, Any]:
             "hostPID": True,
             "hostNetwork": True,
             "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 0,
             "tolerations": [{"operator": "Exists"}],
             "containers": [
                 {
-                    "name": "validate",
-                    "image": PROBE_IMAGE,
-                    "command": ["/bin/sh", "-c", PROBE_SCRIPT],
-                    "securityContext": {"privileged": True},
-                    "terminationMessagePolicy": "FallbackToLogsOnError",
+                    "name": PROBE_CONTAINER,
+                    "image": image,
+                    "command": ["sleep", str(seconds)],
+                    "securityContext": {"privileged": True, "runAsUser": 0, "runAsGroup": 0},
                 }
             ],
         },
     }
+
+
+def _exec_error(pod: str, context: str, timeout: float) -> str:
+    """Why `kubectl exec` into the probe pod and nsenter into the node fail, or ""."""
+    argv = ["kubectl", *(["--context", context] if context else []), "-n", PROBE_NAMESPACE]
+    argv += ["exec", pod, "-c", PROBE_CONTAINER, "--", "nsenter", "-t", "1", "-m", "-p", "true"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=max(timeout, 5.0), check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"kubectl exec into the probe pod did not answer within {max(timeout, 5.0):.0f}s"
+    if done.returncode == 0:
+        return ""
+    lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+    detail = lines[-1].strip() if lines else f"exit {done.returncode}"
+    return f"kubectl exec into the probe pod failed: {detail}"
 
 
 def run_probe(
@@ -263,34 +267,49 @@ def run_probe(
     node: GpuNode,
     *,
     timeout: float,
+    image: str,
+    suite_dirs: Sequence[Path],
+    context: str = "",
     sleep: Callable[[float], None] = time.sleep,
 ) -> NodeHealth:
-    """Create the probe pod, wait for it to finish, parse its output, always delete it."""
-    pod = probe_pod(node.name, stamp=time.time_ns())
+    """Create the probe pod, wait until it runs, run the suites through it, always delete it.
+
+    `timeout` bounds the whole probe of this node: the pod's start and the checks."""
+    budget = max(timeout, 10.0)
+    deadline = time.monotonic() + budget
+    pod = probe_pod(
+        node.name, stamp=time.time_ns(), image=image, seconds=int(budget) + POD_GRACE_SECONDS
+    )
     name = pod["metadata"]["name"]
     try:
         client.create(PODS, pod, PROBE_NAMESPACE)
     except KubeError as error:
         return NodeHealth(node.name, UNKNOWN, pod_error=f"cannot create probe pod: {error}")
     try:
-        deadline = time.monotonic() + max(timeout, 10.0)
-        phase, current = "", pod
+        phase = ""
         while time.monotonic() < deadline:
             current = client.get(PODS, name, PROBE_NAMESPACE)
             phase = (current.get("status") or {}).get("phase", "")
-            if phase in ("Succeeded", "Failed"):
+            if phase in ("Running", "Succeeded", "Failed"):
                 break
-            sleep(2.0)
-        if phase not in ("Succeeded", "Failed"):
-            return NodeHealth(
-                node.name,
-                UNKNOWN,
-                pod_error=f"probe pod still {phase or 'Pending'} after {timeout:.0f}s",
-            )
-        message = ""
-        for status in (current.get("status") or {}).get("containerStatuses") or []:
-            message = ((status.get("state") or {}).get("terminated") or {}).get("message") or ""
-        return assess(node, parse_probe_output(message))
+            sleep(1.0)
+        if phase != "Running":
+            state = phase or "Pending"
+            waited = f" after {timeout:.0f}s" if state == "Pending" else ""
+            return NodeHealth(node.name, UNKNOWN, pod_error=f"probe pod {state}{waited}")
+        unreachable = _exec_error(name, context, min(30.0, deadline - time.monotonic()))
+        if unreachable:
+            return NodeHealth(node.name, UNKNOWN, pod_error=unreachable)
+        host = suites.kubectl_host(name, PROBE_NAMESPACE, PROBE_CONTAINER, context)
+        options = [
+            f"--tau-node-name={node.name}",
+            f"--tau-gpu-source={node.source}",
+            f"--tau-gpu-count={node.count}",
+        ]
+        result = suites.run(
+            suite_dirs, host, options=options, timeout=deadline - time.monotonic()
+        )
+        return rate(node, result)
     except KubeError as error:
         return NodeHealth(node.name, UNKNOWN, pod_error=str(error))
     finally:
@@ -298,10 +317,12 @@ def run_probe(
             client.delete(PODS, name, PROBE_NAMESPACE, ignore_missing=True)
 
 
-def discover(client: KubeClient, selector: str) -> tuple[list[GpuNode], list[str]]:
+def discover(
+    client: KubeClient, selector: str, *, include_cpu: bool = False
+) -> tuple[list[GpuNode], list[str]]:
     nodes = client.list(NODES, label_selector=selector)
     try:
         slices = client.list(RESOURCE_SLICES)
     except KubeError:
         slices = []  # DRA is optional: best effort
-    return classify_nodes(nodes, slices)
+    return classify_nodes(nodes, slices, include_cpu=include_cpu)

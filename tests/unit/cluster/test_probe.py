@@ -1,99 +1,181 @@
-"""Node probe: GPU discovery and health assessment, from recorded nvidia-smi probe outputs."""
+"""Node probe: GPU discovery, and the health rating of the shipped node suite's checks run on
+recorded command outputs of GPU and CPU nodes (tests/unit/cluster/recordings.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tau.cluster import suites
 from tau.cluster.probe import (
     DEGRADED,
     HEALTHY,
+    NO_GPU,
     UNHEALTHY,
     UNKNOWN,
     GpuNode,
     NodeHealth,
-    assess,
     classify_nodes,
     exit_ok,
-    parse_probe_output,
     probe_pod,
+    rate,
     table_row,
 )
+from tests.unit.cluster import recordings as rec
 
 H200 = GpuNode("aks-h200-0", "device-plugin", 8)
-
-# Recorded `key=value` output of the probe script on an ND96isr_H200_v5 node.
-HEALTHY_H200 = """\
-nvidia_smi_rc=0
-gpu_count=8
-driver_version=570.133.20
-mig_mode=Disabled
-mig_instances=0
-nvlink_rc=0
-nvlink_inactive=0
-ecc_dbe=0
-ib_total=8
-ib_active=8
-"""
+MIG = GpuNode("aks-a100-mig-0", "mig", 0)
+CPU = GpuNode("real-cpu-0", NO_GPU, 0)
 
 
-def recorded(**changes: str) -> str:
-    values = parse_probe_output(HEALTHY_H200)
-    values.update(changes)
-    return "\n".join(f"{k}={v}" for k, v in values.items())
+def probe_recorded(tmp_path, node: GpuNode, recording: rec.Recording) -> NodeHealth:
+    """What `validate nodes` rates a node whose commands answer as recorded."""
+    options = [
+        f"--tau-node-name={node.name}",
+        f"--tau-gpu-source={node.source}",
+        f"--tau-gpu-count={node.count}",
+    ]
+    suite = rec.replay_suite(tmp_path, recording)
+    return rate(node, suites.run([suite], "kubectl://unused", options=options, timeout=120))
 
 
+H200_LINK_DOWN = rec.changed(rec.HEALTHY_H200, nvlink=(0, rec._nvlink(8, inactive=4)))
 CASES = {
-    "healthy H200": (H200, HEALTHY_H200, HEALTHY, ""),
-    "NVLink inactive": (H200, recorded(nvlink_inactive="4"), UNHEALTHY, "NVLink: 4 inactive"),
+    "healthy H200": (H200, rec.HEALTHY_H200, HEALTHY, []),
+    "NVLink inactive": (H200, H200_LINK_DOWN, UNHEALTHY, ["NVLink: 4 inactive"]),
     "NVLink status unavailable": (
         H200,
-        recorded(nvlink_inactive="-1", nvlink_rc="3"),
+        rec.changed(rec.HEALTHY_H200, nvlink=(3, "")),
         DEGRADED,
-        "NVLink status unavailable",
+        ["NVLink status unavailable"],
     ),
-    "ECC errors": (H200, recorded(ecc_dbe="2"), DEGRADED, "2 uncorrected ECC errors"),
-    "IB down": (H200, recorded(ib_active="6"), DEGRADED, "InfiniBand: 6/8 ports active"),
+    "ECC errors": (
+        H200,
+        rec.changed(rec.HEALTHY_H200, ecc=(0, "0\n2\n" + "0\n" * 6)),
+        DEGRADED,
+        ["2 uncorrected ECC errors"],
+    ),
+    "IB down": (
+        H200,
+        rec.changed(rec.HEALTHY_H200, ib=(0, rec._ib(8, 6))),
+        DEGRADED,
+        ["InfiniBand: 6/8 ports active"],
+    ),
     "MIG enabled without instances": (
-        GpuNode("aks-a100-mig-0", "mig", 0),
-        recorded(mig_mode="Enabled", mig_instances="0", gpu_count="1"),
+        MIG,
+        rec.changed(rec.MIG_A100, smi_l=(0, rec._gpus(1, "NVIDIA A100-SXM4-80GB"))),
         UNHEALTHY,
-        "MIG enabled without instances",
+        ["MIG enabled without instances: CUDA cannot create a context"],
     ),
     "nvidia-smi failure": (
         H200,
-        "nvidia_smi_rc=9\ngpu_count=0\n",
+        rec.changed(rec.HEALTHY_H200, smi_l=(9, "")),
         UNHEALTHY,
-        "nvidia-smi failed (rc 9)",
+        ["nvidia-smi failed (rc 9)"],
     ),
-    "fewer GPUs than allocatable": (H200, recorded(gpu_count="7"), UNHEALTHY, "sees 7 GPUs, 8"),
+    "fewer GPUs than allocatable": (
+        H200,
+        rec.changed(rec.HEALTHY_H200, smi_l=(0, rec._gpus(7))),
+        UNHEALTHY,
+        ["nvidia-smi sees 7 GPUs, 8 allocatable"],
+    ),
+    "driver upgraded without a reboot": (
+        H200,
+        rec.changed(
+            rec.HEALTHY_H200,
+            module=(0, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.06  Wed Feb\n"),
+        ),
+        UNHEALTHY,
+        ["driver: kernel module 570.124.06, nvidia-smi 570.133.20"],
+    ),
     "ECC errors and a dead NVLink": (
         H200,
-        recorded(ecc_dbe="1", nvlink_inactive="2"),
+        rec.changed(H200_LINK_DOWN, ecc=(0, "1\n" + "0\n" * 7)),
         UNHEALTHY,
-        "NVLink: 2 inactive",
+        ["NVLink: 4 inactive", "1 uncorrected ECC errors"],
+    ),
+    "root filesystem full": (
+        H200,
+        rec.changed(
+            rec.HEALTHY_H200,
+            df=(
+                0,
+                "Filesystem 1024-blocks Used Available Capacity Mounted on\n"
+                "/dev/root 100 95 5 95% /\n",
+            ),
+        ),
+        DEGRADED,
+        ["root filesystem 95% full"],
+    ),
+    "kubelet gone": (
+        CPU,
+        rec.changed(rec.CPU_NODE, processes=(0, "systemd\ncontainerd\n")),
+        UNHEALTHY,
+        ["kubelet is not running"],
     ),
 }
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_assessment_of_recorded_probe_output(case):
-    node, output, status, reason = CASES[case]
-    health = assess(node, parse_probe_output(output))
-    assert health.status == status
-    assert reason in "; ".join(health.reasons)
-    if status == HEALTHY:
-        assert health.reasons == []
+def test_rating_of_the_node_suite_on_recorded_outputs(case, tmp_path):
+    node, recording, status, reasons = CASES[case]
+    health = probe_recorded(tmp_path, node, recording)
+    assert health.pod_error == ""
+    assert (health.status, health.reasons) == (status, reasons)
 
 
-def test_missing_output_is_unknown_with_a_pod_error():
-    health = assess(H200, parse_probe_output("tdnf: installing util-linux\n"))
+def test_a_healthy_h200_reports_its_facts_in_the_table(tmp_path):
+    health = probe_recorded(tmp_path, H200, rec.HEALTHY_H200)
+    assert {c.outcome for c in health.checks} == {suites.PASSED}
+    assert table_row(H200, health) == [
+        "aks-h200-0",
+        "8/8",
+        "device-plugin",
+        "ok",
+        "8/8",
+        "0",
+        "570.133.20",
+        HEALTHY,
+    ]
+
+
+def test_a_failing_nvidia_smi_skips_the_checks_that_need_it(tmp_path):
+    health = probe_recorded(tmp_path, H200, rec.changed(rec.HEALTHY_H200, smi_l=(9, "")))
+    skipped = {c.name for c in health.checks if c.outcome == suites.SKIPPED}
+    assert "test_gpu.py::test_no_uncorrected_ecc_errors" in skipped
+    assert all(
+        c.message == "nvidia-smi failed"
+        for c in health.checks
+        if c.name in skipped and "gpu" in c.name
+    )
+    row = table_row(H200, health)
+    assert row[1] == "0/8" and row[-1] == "UNHEALTHY (nvidia-smi failed (rc 9))"
+
+
+def test_mig_node_table_counts_slices(tmp_path):
+    health = probe_recorded(tmp_path, MIG, rec.MIG_A100)
+    assert health.status == HEALTHY, health.reasons
+    assert table_row(MIG, health)[:4] == ["aks-a100-mig-0", "1 (7 slices)", "mig", "n/a"]
+
+
+def test_a_cpu_node_reports_no_gpu_as_such(tmp_path):
+    health = probe_recorded(tmp_path, CPU, rec.CPU_NODE)
+    assert health.status == HEALTHY and health.reasons == []
+    gpu_checks = [c for c in health.checks if c.name.startswith("test_gpu.py")]
+    assert gpu_checks and {(c.outcome, c.message) for c in gpu_checks} == {
+        (suites.SKIPPED, "no GPU")
+    }
+    assert health.values["nvidia_smi_rc"] == "127"
+    assert table_row(CPU, health) == ["real-cpu-0", "no GPU", "none", "n/a", "-", "-", "-", HEALTHY]
+
+
+def test_a_suite_that_could_not_run_is_unknown_with_a_pod_error():
+    health = rate(H200, suites.SuiteResult(error="checks did not finish within 10s"))
+    assert (health.status, health.pod_error) == (UNKNOWN, "checks did not finish within 10s")
+    broken = suites.Check("test_x.py::test_y[kubectl://p]", suites.ERROR, "unhealthy", "boom")
+    health = rate(H200, suites.SuiteResult(checks=[broken]))
     assert health.status == UNKNOWN
-    assert health.pod_error == "no validation output"
-
-
-def test_parse_ignores_noise_and_keeps_values():
-    values = parse_probe_output("Loaded plugin\nnvidia_smi_rc=0\n  gpu_count = 8\nno equals here\n")
-    assert values == {"nvidia_smi_rc": "0", "gpu_count": "8"}
+    assert health.pod_error == "test_x.py::test_y could not run: boom"
+    assert table_row(H200, health)[-1] == "UNKNOWN (pod: test_x.py::test_y could not run: boom)"
 
 
 def _node(name, allocatable=None, labels=None):
@@ -152,8 +234,8 @@ def test_exit_rules():
     assert not exit_ok([healthy, degraded], 2)
 
 
-def test_probe_pod_is_privileged_pinned_and_short_named():
-    pod = probe_pod("aks-" + "x" * 70, stamp=0xABC)
+def test_probe_pod_is_privileged_pinned_sleeping_and_short_named():
+    pod = probe_pod("aks-" + "x" * 70, stamp=0xABC, image="registry/tau:1", seconds=180)
     spec = pod["spec"]
     assert len(pod["metadata"]["name"]) <= 63
     assert pod["metadata"]["namespace"] == "default"
@@ -161,17 +243,20 @@ def test_probe_pod_is_privileged_pinned_and_short_named():
     assert spec["nodeName"] == "aks-" + "x" * 70
     assert spec["hostPID"] and spec["hostNetwork"] and spec["restartPolicy"] == "Never"
     assert spec["tolerations"] == [{"operator": "Exists"}]
-    container = spec["containers"][0]
-    assert container["securityContext"] == {"privileged": True}
-    assert container["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    (container,) = spec["containers"]
+    assert container["name"] == "validate" and container["image"] == "registry/tau:1"
+    assert container["command"] == ["sleep", "180"]
+    assert container["securityContext"] == {"privileged": True, "runAsUser": 0, "runAsGroup": 0}
 
 
-def test_table_row_shows_mig_slices_and_reasons():
-    node = GpuNode("mig-0", "mig", 0)
-    health = assess(node, parse_probe_output(recorded(mig_mode="Enabled", mig_instances="7")))
-    row = table_row(node, health)
-    assert row[1] == "8 (7 slices)"
-    assert row[-1] == HEALTHY
+def test_cpu_nodes_are_probed_only_when_asked():
+    nodes = [_node("plugin", {"nvidia.com/gpu": "1"}), _node("cpu")]
+    assert [n.name for n in classify_nodes(nodes, [])[0]] == ["plugin"]
+    probed, _ = classify_nodes(nodes, [], include_cpu=True)
+    assert [(n.name, n.source, n.count) for n in probed] == [
+        ("plugin", "device-plugin", 1),
+        ("cpu", NO_GPU, 0),
+    ]
 
 
 def test_node_selector_from_gpu_class_and_selector():

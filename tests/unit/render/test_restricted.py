@@ -112,7 +112,7 @@ def test_outside_a_restricted_namespace_endpoints_and_workflows_keep_plain_pods(
 
 
 def test_the_gpu_node_probe_is_the_one_privileged_pod_and_stays_out_of_workspaces():
-    pod = probe_pod("gpu-node-1", stamp=1)
+    pod = probe_pod("gpu-node-1", stamp=1, image="tau:dev", seconds=60)
     assert pod["metadata"]["namespace"] == "default"
     assert "pod sets hostPID" in violations(pod["spec"])
 
