@@ -233,34 +233,6 @@ def _print_report(report: Report, output: Output) -> None:
     emit(report.as_data(), output, table=table)
 
 
-@validate_app.command("installation", help="Re-run the read-only control-plane readiness report.")
-def validate_installation(
-    context: str = context_option(),
-    release: str = release_option(),
-    namespace: str = system_namespace_option(),
-    timeout: str = typer.Option("5m", "--timeout", help="Poll until ready or this long."),
-    poll_interval: str = typer.Option("5s", "--poll-interval", help="Time between polls."),
-    output: Output = output_option(),
-) -> None:
-    from tau.cluster import readiness
-    from tau.cluster.helm import Helm
-    from tau.cluster.install import parse_duration
-
-    seconds = parse_duration(timeout)
-    poll = parse_duration(poll_interval, "--poll-interval")
-    try:
-        helm = Helm()
-    except RuntimeFailure:
-        helm = None
-    client = _kube(context)
-    readiness.require_api_server(client)
-    report = _readiness(helm, client, release, namespace, context, seconds, poll)
-    _print_report(report, output)
-    if not report.ready:
-        failing = "; ".join(f"{r.name}: {r.detail}" for r in report.results if r.status == "FAIL")
-        raise RuntimeFailure(f"TauGrid did not become ready within {timeout} ({failing})")
-
-
 def suite_option() -> Any:
     return typer.Option(
         [],
@@ -268,6 +240,55 @@ def suite_option() -> Any:
         help="A directory of your own testinfra checks (test_*.py), run the same way as the"
         " shipped ones (repeatable).",
     )
+
+
+@validate_app.command(
+    "installation",
+    help="Re-run the read-only control-plane readiness report.\n\n"
+    "--suite DIR adds your own testinfra checks, run inside the Tau controller's container"
+    " through testinfra's kubectl backend (needs kubectl on PATH and pytest-testinfra).",
+)
+def validate_installation(
+    context: str = context_option(),
+    release: str = release_option(),
+    namespace: str = system_namespace_option(),
+    timeout: str = typer.Option("5m", "--timeout", help="Poll until ready or this long."),
+    poll_interval: str = typer.Option("5s", "--poll-interval", help="Time between polls."),
+    suite: list[str] = suite_option(),
+    output: Output = output_option(),
+) -> None:
+    from tau.cluster import readiness, suites
+    from tau.cluster.helm import Helm
+    from tau.cluster.install import parse_duration
+
+    seconds = parse_duration(timeout)
+    poll = parse_duration(poll_interval, "--poll-interval")
+    dirs = suites.suite_dirs(suite)
+    if dirs:
+        command = "tau cluster validate installation --suite"
+        suites.require_testinfra(command)
+        suites.require_kubectl(command)
+        suites.collect(dirs, dirs, rates_nodes=False)
+    try:
+        helm = Helm()
+    except RuntimeFailure:
+        helm = None
+    client = _kube(context)
+    readiness.require_api_server(client)
+    report = _readiness(helm, client, release, namespace, context, seconds, poll)
+    if dirs:
+        target = readiness.controller_container(client, namespace)
+        if isinstance(target, str):
+            report.results.append(readiness.CheckResult("suite", readiness.FAIL, target))
+        else:
+            pod, container = target
+            host = suites.kubectl_host(pod, namespace, container, context)
+            result = suites.run(dirs, host, timeout=seconds)
+            report.results.extend(readiness.suite_results(result))
+    _print_report(report, output)
+    if not report.ready:
+        failing = "; ".join(f"{r.name}: {r.detail}" for r in report.results if r.status == "FAIL")
+        raise RuntimeFailure(f"TauGrid did not become ready within {timeout} ({failing})")
 
 
 @validate_app.command(
@@ -352,8 +373,7 @@ def validate_nodes(
                 "podError": h.pod_error,
                 "probe": h.values,
                 "checks": [
-                    {"check": c.name, "outcome": c.outcome, "message": c.message}
-                    for c in h.checks
+                    {"check": c.name, "outcome": c.outcome, "message": c.message} for c in h.checks
                 ],
             }
             for n, h in results

@@ -306,9 +306,7 @@ def run_probe(
             f"--tau-gpu-source={node.source}",
             f"--tau-gpu-count={node.count}",
         ]
-        result = suites.run(
-            suite_dirs, host, options=options, timeout=deadline - time.monotonic()
-        )
+        result = suites.run(suite_dirs, host, options=options, timeout=deadline - time.monotonic())
         return rate(node, result)
     except KubeError as error:
         return NodeHealth(node.name, UNKNOWN, pod_error=str(error))

@@ -2,7 +2,9 @@
 
 `observe()` reads the cluster once into an `Observation` (raw objects or the error met);
 `evaluate()` is a pure function from that observation to PASS/FAIL/SKIP results, so the rules
-are tested on recorded objects and the CLI polls by repeating both.
+are tested on recorded objects and the CLI polls by repeating both. An operator's `--suite`
+adds its testinfra checks, run inside the controller's container (`controller_container`),
+as further lines of the same report (`suite_results`).
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tau import keys
+from tau.cluster import suites
 from tau.kube import KubeClient, KubeError
 from tau.kube.resources import (
     CLUSTER_QUEUES,
     DEPLOYMENTS,
+    PODS,
     TAU_CLUSTERS,
     VALIDATING_ADMISSION_POLICIES,
     VALIDATING_ADMISSION_POLICY_BINDINGS,
@@ -364,3 +368,49 @@ def wait_until_ready(
         if report.ready or clock() + poll_interval > deadline:
             return report
         sleep(poll_interval)
+
+
+def controller_container(client: KubeClient, namespace: str) -> tuple[str, str] | str:
+    """(pod, container) of a running, ready Tau controller pod, or why there is none.
+
+    An installation suite's checks run inside it: the control plane's own vantage point (its
+    network and DNS, its ServiceAccount, its image)."""
+    try:
+        deployment = client.get_or_none(DEPLOYMENTS, CONTROLLER_DEPLOYMENT, namespace)
+        if deployment is None:
+            return f"deployment {CONTROLLER_DEPLOYMENT} not found in {namespace}"
+        labels = ((deployment.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        pods = client.list(PODS, namespace, label_selector=selector)
+    except KubeError as error:
+        return f"cannot find the controller pod: {error}"
+    return ready_container(pods) or f"no running, ready {CONTROLLER_DEPLOYMENT} pod in {namespace}"
+
+
+def ready_container(pods: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The first Running pod whose Ready condition is True, with its first container."""
+    for pod in pods:
+        status = pod.get("status") or {}
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
+        containers = (pod.get("spec") or {}).get("containers") or []
+        if status.get("phase") == "Running" and ready and containers:
+            return pod["metadata"]["name"], containers[0]["name"]
+    return None
+
+
+def suite_results(result: suites.SuiteResult) -> list[CheckResult]:
+    """An installation suite's checks as report lines: PASS, FAIL (failed or could not run),
+    SKIP; a suite that did not run to its end is one FAIL."""
+    if result.error:
+        return [CheckResult("suite", FAIL, result.error)]
+    status = {suites.PASSED: PASS, suites.SKIPPED: SKIP}
+    out = []
+    for check in result.checks:
+        detail = check.message
+        if check.outcome == suites.ERROR:
+            detail = f"could not run: {check.message or 'error'}"
+        out.append(CheckResult(check.name, status.get(check.outcome, FAIL), detail))
+    return out

@@ -154,9 +154,16 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def collect(dirs: Sequence[Path], operator_dirs: Sequence[Path], timeout: float = 60.0) -> int:
+def collect(
+    dirs: Sequence[Path],
+    operator_dirs: Sequence[Path],
+    *,
+    rates_nodes: bool = True,
+    timeout: float = 60.0,
+) -> int:
     """Import every check without running any: a broken or empty `--suite` is a usage error
-    before any pod is created. Returns the number of checks."""
+    before any pod is created. Outside node suites (`rates_nodes=False`) the `degraded`
+    marker would change nothing, so a check carrying it is refused. Returns the check count."""
     with tempfile.TemporaryDirectory(prefix="tau-suite-") as tmp:
         work = Path(tmp)
         argv = _argv(dirs, work, "kubectl://collect-only", ["--collect-only"])
@@ -167,12 +174,19 @@ def collect(dirs: Sequence[Path], operator_dirs: Sequence[Path], timeout: float 
         data = json.loads(report.read_text())
     if data["errors"]:
         raise UsageError(f"--suite: cannot load {data['errors'][0]}")
-    collected = [Path(p) for p in data["collected"]]
+    collected = data["collected"]
     for directory in operator_dirs:
-        if not any(directory in p.parents for p in collected):
+        if not any(directory in Path(item["path"]).parents for item in collected):
             raise UsageError(
                 f"--suite {directory}: no checks found (test_*.py files with test_ functions)"
             )
+    marked = next((item for item in collected if item["degraded"]), None)
+    if not rates_nodes and marked is not None:
+        raise UsageError(
+            f"--suite: {Check(marked['id'], '', '').name} is marked degraded, which only node"
+            " suites use"
+            " (an installation check passes or fails)"
+        )
     return len(collected)
 
 

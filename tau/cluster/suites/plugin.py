@@ -116,10 +116,13 @@ class Recorder:
         self.checks: list[dict[str, str]] = []
         self.facts: dict[str, str] = {}
         self.errors: list[str] = []
-        self.collected: list[str] = []  # one path per check
+        self.collected: list[dict[str, Any]] = []  # one entry per check
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.collected.extend(str(item.path) for item in items)
+        self.collected.extend(
+            {"id": item.nodeid, "path": str(item.path), "degraded": "degraded" in item.keywords}
+            for item in items
+        )
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

@@ -219,3 +219,51 @@ def test_polling_stops_when_ready_or_when_the_timeout_passes():
         sleep=lambda s: now.__setitem__(0, now[0] + s),
     )
     assert not result.ready and now[0] == 10
+
+
+def _pod(name, phase="Running", ready="True", container="manager"):
+    return {
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": container}, {"name": "sidecar"}]},
+        "status": {"phase": phase, "conditions": [{"type": "Ready", "status": ready}]},
+    }
+
+
+def test_an_installation_suite_runs_in_a_running_ready_controller_container():
+    from tau.cluster.readiness import ready_container
+
+    pods = [_pod("old", phase="Pending"), _pod("starting", ready="False"), _pod("up")]
+    assert ready_container(pods) == ("up", "manager")
+    assert ready_container(pods[:2]) is None
+
+
+def test_installation_suite_checks_become_report_lines():
+    from tau.cluster import suites
+    from tau.cluster.readiness import FAIL, PASS, SKIP, CheckResult, Report, suite_results
+
+    result = suites.SuiteResult(
+        checks=[
+            suites.Check("site/test_site.py::test_dns[kubectl://p]", suites.PASSED, "unhealthy"),
+            suites.Check(
+                "test_site.py::test_mirror[kubectl://p]", suites.FAILED, "unhealthy", "no mirror"
+            ),
+            suites.Check(
+                "test_site.py::test_gpu[kubectl://p]", suites.SKIPPED, "unhealthy", "no GPU"
+            ),
+            suites.Check(
+                "test_site.py::test_vault[kubectl://p]", suites.ERROR, "unhealthy", "boom"
+            ),
+        ]
+    )
+    lines = suite_results(result)
+    assert lines == [
+        CheckResult("test_site.py::test_dns", PASS, ""),
+        CheckResult("test_site.py::test_mirror", FAIL, "no mirror"),
+        CheckResult("test_site.py::test_gpu", SKIP, "no GPU"),
+        CheckResult("test_site.py::test_vault", FAIL, "could not run: boom"),
+    ]
+    report = Report([CheckResult("Kubernetes", PASS, "v1.35.4"), *lines])
+    assert (report.passed, report.required, report.ready) == (2, 4, False)
+    assert report.lines()[-1] == "NOT READY: 2/4 checks passed"
+    timed_out = suite_results(suites.SuiteResult(error="checks did not finish within 5s"))
+    assert timed_out == [CheckResult("suite", FAIL, "checks did not finish within 5s")]

@@ -194,3 +194,14 @@ def test_validate_nodes_refuses_a_broken_suite_before_touching_a_cluster(tmp_pat
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
     assert "--suite: cannot load" in line and "missing_module_of_this_site" in line
+
+
+def test_an_installation_suite_refuses_the_degraded_marker(tmp_path):
+    marked = suite(
+        tmp_path, "import pytest\n\n@pytest.mark.degraded\ndef test_x(host):\n    pass\n"
+    )
+    assert suites.collect([marked], [marked]) == 1
+    with pytest.raises(
+        UsageError, match=r"^--suite: test_site.py::test_x is marked degraded, which only node"
+    ):
+        suites.collect([marked], [marked], rates_nodes=False)
