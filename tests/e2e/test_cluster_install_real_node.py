@@ -177,56 +177,6 @@ def test_validate_installation_is_ready(release: Release):
         assert statuses[component] == "PASS", statuses
 
 
-# An operator's installation checks, run inside the controller's container: its image, the
-# cluster DNS it resolves through, and a site file that this cluster lacks.
-SITE_INSTALLATION_SUITE = """
-def test_the_controller_image_carries_tau(host):
-    assert host.run("python3 -c 'import tau.controller'").rc == 0
-
-
-def test_cluster_dns_resolves_the_api_service(host):
-    lookup = "import socket; socket.getaddrinfo('kubernetes.default.svc', 443)"
-    assert host.run("python3 -c %s", lookup).rc == 0, "kubernetes.default.svc does not resolve"
-
-
-def test_site_proxy_configured(host):
-    assert host.file("/etc/site-proxy.conf").exists, "site proxy not configured"
-"""
-
-
-def test_validate_installation_runs_an_operator_suite_in_the_controller(
-    release: Release, tmp_path: Path
-):
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "test_site.py").write_text(SITE_INSTALLATION_SUITE)
-    done = release.tau(
-        "cluster",
-        "validate",
-        "installation",
-        *release.scope(),
-        "--timeout",
-        "2m",
-        "--suite",
-        str(site),
-        "-o",
-        "json",
-    )
-    assert done.returncode == 1, done.stderr + done.stdout
-    report = json.loads(done.stdout)
-    checks = {c["name"]: (c["status"], c["detail"]) for c in report["checks"]}
-    assert checks["Tau controller"][0] == "PASS", checks
-    assert checks["test_site.py::test_the_controller_image_carries_tau"] == ("PASS", "")
-    assert checks["test_site.py::test_cluster_dns_resolves_the_api_service"] == ("PASS", "")
-    assert checks["test_site.py::test_site_proxy_configured"] == (
-        "FAIL",
-        "site proxy not configured",
-    )
-    assert not report["ready"] and report["passed"] == report["required"] - 1
-    (line,) = done.stderr.strip().splitlines()[-1:]
-    assert "test_site.py::test_site_proxy_configured: site proxy not configured" in line
-
-
 def test_the_in_cluster_controller_makes_a_created_workspace_ready(release: Release):
     name = unique("real-ws")
     created = release.tau(
