@@ -102,9 +102,14 @@ def normalise(value: str, *, dash: bool = False) -> str:
 
 
 class Block(BaseModel):
-    """Strict base: unknown keys are errors, YAML `null` means "not set"."""
+    """Strict base: unknown keys are errors, YAML `null` means "not set".
 
-    model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
+    Validators are built on first use (`defer_build`), not at import: a command that imports
+    the contract without validating a config never pays for them, and validating a
+    `RunConfig` builds its nested blocks into one validator instead of one per block.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, validate_default=False, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
