@@ -131,7 +131,11 @@ def open_stack(opts: EngineOptions) -> Any:
     """The stack (created on first use) with the inline program and the local backend."""
     from pulumi import automation as auto
 
-    env = {BACKEND_ENV: opts.resolved_backend()}
+    backend = opts.resolved_backend()
+    if backend.startswith("file://"):
+        # `pulumi login file://DIR` requires DIR to exist; the first run creates it.
+        Path(os.path.expanduser(backend[len("file://") :])).mkdir(parents=True, exist_ok=True)
+    env = {BACKEND_ENV: backend}
     workspace = auto.LocalWorkspaceOptions(
         work_dir=str(opts.work_dir),
         pulumi_home=str(opts.pulumi_home) if opts.pulumi_home else None,
@@ -149,7 +153,8 @@ def open_stack(opts: EngineOptions) -> Any:
 
 def _last_error(text: str) -> str:
     """The engine's own error line out of a CommandError's captured output."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip().removeprefix("stderr:").strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
     for line in reversed(lines):
         if line.startswith("error:"):
             return line[len("error:") :].strip()

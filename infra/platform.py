@@ -12,11 +12,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.platform_values import RELEASE_NAME, SYSTEM_NAMESPACE
+from infra.platform_values import (
+    RELEASE_NAME,
+    SYSTEM_NAMESPACE,
+    queue_after_release,
+    without_queue,
+)
+from infra.queue import QueueRenderError, apply_queue_objects, render_queue_objects
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTALL_TIMEOUT_SECONDS = 20 * 60
@@ -47,6 +54,9 @@ class TauGridPlatformArgs:
     precreate_namespaces: tuple[str, ...] = ()
     """Namespaces the chart renders namespaced RBAC into (the lifecycle recorder's target)."""
     depends_on: list[pulumi.Resource] = field(default_factory=list)
+    queue_values: dict[str, Any] | None = None
+    """The values as plain data when they are known at registration (every stack's baseline
+    queue settings are): decides whether the queue waits for the release (infra/queue.py)."""
 
 
 class TauGridPlatform(pulumi.ComponentResource):
@@ -75,22 +85,36 @@ class TauGridPlatform(pulumi.ComponentResource):
         ]
 
         repository = is_repository_chart(args.chart)
+        chart = chart_reference(args.chart)
+        version = args.version if repository else None
+        split = args.queue_values is not None and queue_after_release(args.queue_values)
+        values = (
+            pulumi.Output.from_input(args.values).apply(without_queue) if split else args.values
+        )
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=RELEASE_NAME,
             namespace=SYSTEM_NAMESPACE,
             create_namespace=True,
-            chart=chart_reference(args.chart),
-            version=args.version if repository else None,
+            chart=chart,
+            version=version,
             # A checkout chart declares its Kueue and KubeRay dependencies without vendoring
             # them; a packaged repository chart already contains them.
             dependency_update=not repository,
-            values=args.values,
+            values=values,
             timeout=INSTALL_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions.merge(
                 on_cluster, pulumi.ResourceOptions(depends_on=[*args.depends_on, *namespaces])
             ),
         )
+        if split and args.queue_values is not None:
+            try:
+                objects = render_queue_objects(chart, version, args.queue_values)
+            except QueueRenderError as error:
+                raise pulumi.RunError(
+                    f"rendering the baseline queue of {args.chart} failed: {error}"
+                ) from None
+            apply_queue_objects(f"{name}-queue", objects, self.release, on_cluster)
         self.release_name = self.release.name
         self.namespace = self.release.namespace
         self.register_outputs({"release_name": self.release_name, "namespace": self.namespace})

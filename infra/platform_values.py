@@ -174,3 +174,19 @@ def deep_merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str,
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def _enabled(section: Any) -> bool:
+    return not (isinstance(section, Mapping) and section.get("enabled") is False)
+
+
+def queue_after_release(values: Mapping[str, Any]) -> bool:
+    """True when the release installs Kueue and a baseline queue: then the queue must wait for
+    Kueue's webhooks, so the stack applies it after the release (infra/queue.py)."""
+    components = values.get("components") or {}
+    return _enabled(components.get("kueue")) and _enabled(values.get("baselineQueue"))
+
+
+def without_queue(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The release's values: the same document with only the baseline queue switched off."""
+    return deep_merge(values, {"baselineQueue": {"enabled": False}})

@@ -151,6 +151,7 @@ def _install_platform(
             if config.enable_lifecycle_recorder
             else (),
             depends_on=depends_on,
+            queue_values=platform_values(config),
         ),
     )
     if config.bootstrap_workspace is not None:

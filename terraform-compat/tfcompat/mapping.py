@@ -12,10 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from infra.config import ADX_DATABASES, SELF_MANAGED, StackConfig
+from infra.platform_values import queue_after_release
+from tau.keys import DEFAULT_QUEUE
 
 ARM_GROUP = "/subscriptions/{subscription_id}/resourceGroups/{resource_group_name}"
 ARM_AKS = ARM_GROUP + "/providers/Microsoft.ContainerService/managedClusters/{cluster_name}"
 ARM_KUSTO = ARM_GROUP + "/providers/Microsoft.Kusto/clusters/{adx_cluster_name}"
+FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
 ARM_IDENTITY = ARM_GROUP + "/providers/Microsoft.ManagedIdentity/userAssignedIdentities/"
 
 COMPONENT_TYPES = {
@@ -75,6 +78,41 @@ def _install(config: StackConfig) -> bool:
 
 def _recorder_namespace(config: StackConfig) -> bool:
     return config.install_taugrid and config.enable_lifecycle_recorder
+
+
+def _queue(config: StackConfig) -> bool:
+    # The generated values never switch Kueue or the queue off; only the operator's overrides do.
+    return config.install_taugrid and queue_after_release(config.taugrid_values)
+
+
+def _gpu_queue(config: StackConfig) -> bool:
+    return _queue(config) and config.enable_gpu
+
+
+def _queue_rows() -> list[Mapping]:
+    """The baseline queue: inside the Terraform root's release, applied after it by the stack."""
+    note = (
+        "part of terraform_data.install_taugrid[0] (the release); the stack applies it after "
+        "the release, so the first `pulumi up` moves it out of the release (docs/infra.md)"
+    )
+    objects = [
+        ("kubernetes:kueue.x-k8s.io/v1beta2:Topology", "topology-default-node-topology", _queue),
+        (FLAVOR, "resourceflavor-taugrid-default-cpu", _queue),
+        (FLAVOR, "resourceflavor-{gpu_flavor_name}", _gpu_queue),
+        ("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", f"clusterqueue-{DEFAULT_QUEUE}", _queue),
+        *(
+            (f"{api}:{kind}", f"{kind.lower()}-{name}", _queue)
+            for api, kind in (
+                ("kubernetes:scheduling.k8s.io/v1", "PriorityClass"),
+                ("kubernetes:kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"),
+            )
+            for name in ("taugrid-default", "taugrid-priority")
+        ),
+    ]
+    return [
+        Mapping("(baseline queue)", kind, f"platform-queue-{name}", "platform", "", applies, note)
+        for kind, name, applies in objects
+    ]
 
 
 def _bootstrap(config: StackConfig) -> bool:
@@ -255,6 +293,7 @@ MAPPINGS: tuple[Mapping, ...] = (
         "tau-system/taugrid",
         _install,
     ),
+    *_queue_rows(),
     Mapping(
         "terraform_data.bootstrap_workspace[0]",
         "kubernetes:tau.azure.com/v1alpha1:TauWorkspace",
@@ -301,6 +340,7 @@ def placeholders(config: StackConfig) -> dict[str, str]:
         "cluster_name": config.cluster_name,
         "adx_cluster_name": config.resolved_adx_cluster_name,
         "gpu_node_pool_name": config.gpu_node_pool_name,
+        "gpu_flavor_name": config.gpu_flavor_name,
         "workspace_namespace": config.workspace_namespace,
         "bootstrap_workspace": config.bootstrap_workspace.name
         if config.bootstrap_workspace

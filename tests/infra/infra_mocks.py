@@ -128,6 +128,7 @@ class RecordingMonitor(MockMonitor):
                     options={
                         "ignore_changes": list(request.ignoreChanges),
                         "retain_on_delete": request.retainOnDelete,
+                        "delete_timeout": request.customTimeouts.delete,
                     },
                     secret_inputs=frozenset(
                         key for key, value in request.object.fields.items() if _is_secret(value)

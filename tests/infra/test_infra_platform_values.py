@@ -64,6 +64,19 @@ def release_values(runs) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
+def queue_objects(runs) -> dict[str, list[dict]]:
+    """The baseline queue objects a stack applies after its release (infra/queue.py)."""
+    return {
+        case: [
+            item.inputs
+            for item in runs(case).registrations
+            if item.name.startswith("platform-queue-")
+        ]
+        for case in STACKS
+    }
+
+
+@pytest.fixture(scope="module")
 def schema() -> dict:
     return json.loads((CHART / "values.schema.json").read_text())
 
@@ -141,8 +154,12 @@ def _one(documents: list[dict], kind: str, name: str) -> dict:
     return found[0]
 
 
-def test_gpu_stack_renders_the_gpu_flavor_and_its_quota(release_values, offline_chart, tmp_path):
+def test_gpu_stack_renders_the_gpu_flavor_and_its_quota(
+    release_values, queue_objects, offline_chart, tmp_path
+):
     documents = render(offline_chart, release_values["aks-h200"], tmp_path)
+    assert not [d for d in documents if d["kind"] in ("ClusterQueue", "ResourceFlavor")]
+    documents += queue_objects["aks-h200"]
     flavor = _one(documents, "ResourceFlavor", "taugrid-h200")
     assert flavor["spec"]["nodeLabels"]["tau.azure.com/gpu-class"] == "h200-141gb"
     assert flavor["spec"]["nodeTaints"] == [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]
@@ -157,8 +174,10 @@ def test_gpu_stack_renders_the_gpu_flavor_and_its_quota(release_values, offline_
     assert gpu_quota["nvidia.com/gpu"] == "8"
 
 
-def test_cpu_stack_renders_no_gpu_flavor(release_values, offline_chart, tmp_path):
-    documents = render(offline_chart, release_values["aks-cpu"], tmp_path)
+def test_cpu_stack_renders_no_gpu_flavor(release_values, queue_objects, offline_chart, tmp_path):
+    documents = (
+        render(offline_chart, release_values["aks-cpu"], tmp_path) + queue_objects["aks-cpu"]
+    )
     flavors = [d["metadata"]["name"] for d in documents if d["kind"] == "ResourceFlavor"]
     assert flavors == ["taugrid-default-cpu"]
 

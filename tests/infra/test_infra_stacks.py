@@ -71,6 +71,29 @@ AKS_BASE = [
     (K8S_PROVIDER, "aks-kubernetes"),
 ]
 PLATFORM = [("taugrid:infra:TauGridPlatform", "platform"), (RELEASE, "platform-release")]
+PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/v1:PriorityClass"
+KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2"
+CLUSTER_QUEUE = f"{KUEUE}:ClusterQueue"
+FLAVOR = f"{KUEUE}:ResourceFlavor"
+TOPOLOGY = f"{KUEUE}:Topology"
+WORKLOAD_PRIORITY_CLASS = f"{KUEUE}:WorkloadPriorityClass"
+
+
+def queue(*gpu_flavors: str) -> list[tuple[str, str]]:
+    """The baseline queue an AKS stack applies after its release (Kueue inside the release)."""
+    return [
+        (TOPOLOGY, "platform-queue-topology-default-node-topology"),
+        (FLAVOR, "platform-queue-resourceflavor-taugrid-default-cpu"),
+        *((FLAVOR, f"platform-queue-resourceflavor-{flavor}") for flavor in gpu_flavors),
+        (CLUSTER_QUEUE, "platform-queue-clusterqueue-jobqueue"),
+        *(
+            (kind, f"platform-queue-{kind.rsplit(':', 1)[1].lower()}-{name}")
+            for kind in (PRIORITY_CLASS, WORKLOAD_PRIORITY_CLASS)
+            for name in ("taugrid-default", "taugrid-priority")
+        ),
+    ]
+
+
 GPU_SELF_MANAGED = [
     ("taugrid:infra:GpuNodePool", "gpu"),
     (POOL, "gpu-pool"),
@@ -117,9 +140,9 @@ EXPECTED_RESOURCES = {
         *PLATFORM,
         *BOOTSTRAP,
     ],
-    "aks-cpu": [*AKS_BASE, *PLATFORM],
-    "aks-gpu": [*AKS_BASE, *GPU_SELF_MANAGED, *MIG, *PLATFORM],
-    "aks-h200": [*AKS_BASE, *GPU_SELF_MANAGED, *PLATFORM],
+    "aks-cpu": [*AKS_BASE, *PLATFORM, *queue()],
+    "aks-gpu": [*AKS_BASE, *GPU_SELF_MANAGED, *MIG, *PLATFORM, *queue("taugrid-a100")],
+    "aks-h200": [*AKS_BASE, *GPU_SELF_MANAGED, *PLATFORM, *queue("taugrid-h200")],
     "ci-preview": [
         *AKS_BASE,
         *GPU_SELF_MANAGED,
@@ -127,6 +150,7 @@ EXPECTED_RESOURCES = {
         *ADX,
         *RECORDER,
         *PLATFORM,
+        *queue("taugrid-a100"),
         *BOOTSTRAP,
     ],
 }
@@ -514,7 +538,13 @@ def test_what_the_checkout_release_fetches_leaves_the_work_tree_clean():
     assert kept.returncode == 1  # the first-party sub-charts stay tracked
 
 
-def test_a_repository_chart_is_installed_at_taugrid_version():
+def test_a_repository_chart_is_installed_at_taugrid_version(monkeypatch):
+    # The registry is unreachable here: record which chart the queue would be rendered from.
+    rendered = []
+    monkeypatch.setattr(
+        "infra.platform.render_queue_objects",
+        lambda chart, version, values: rendered.append((chart, version)) or [],
+    )
     run = run_stack(
         {
             "subscription_id": SUBSCRIPTION,
@@ -526,6 +556,7 @@ def test_a_repository_chart_is_installed_at_taugrid_version():
     assert release["chart"] == "oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid"
     assert release["version"] == "0.4.2"
     assert release["dependencyUpdate"] is False
+    assert rendered == [("oci://mcr.microsoft.com/aks/ai-runtime/helm/taugrid", "0.4.2")]
 
 
 def test_platform_values_wire_adx_and_the_workload_identities(runs):
@@ -570,6 +601,8 @@ def test_bootstrap_workspace_waits_for_the_platform_and_its_own_readiness(runs):
     run = runs("ci-preview")
     workspace = run.one(WORKSPACE)
     assert run.depends_on(workspace, run.named("platform-release"))
+    # Its LocalQueue needs the ClusterQueue, which the stack applies after the release.
+    assert run.depends_on(workspace, run.named("platform-queue-clusterqueue-jobqueue"))
     assert workspace.options["retain_on_delete"] is True
     assert workspace.inputs["metadata"] == {
         "name": "taugrid-default",
@@ -647,3 +680,43 @@ def test_invalid_config_fails_before_any_resource_is_registered():
         run_stack({"subscription_id": SUBSCRIPTION, "cluster_name": "9"}, monitor=monitor)
     assert str(caught.value) == f"invalid stack configuration: {MSG_CLUSTER_NAME}"
     assert monitor.registrations == []
+
+
+@pytest.mark.parametrize("stack", ["aks-cpu", "aks-gpu", "aks-h200", "ci-preview"])
+def test_the_queue_waits_for_the_release_that_installs_kueue(runs, stack):
+    """One `pulumi up` on a fresh cluster: the release comes up without its queue objects (Kueue's
+    webhooks must serve first), and the queue objects follow it; destroy runs in reverse, so
+    they are drained while Kueue still runs."""
+    run = runs(stack)
+    release = run.named("platform-release")
+    values = release.inputs["values"]
+    assert values["components"].get("kueue", {}).get("enabled", True) is not False
+    assert values["baselineQueue"]["enabled"] is False
+    objects = [item for item in run.registrations if item.name.startswith("platform-queue-")]
+    assert objects
+    for item in objects:
+        assert run.depends_on(item, release), item.name
+        labels = item.inputs["metadata"]["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "pulumi"
+        assert labels["app.kubernetes.io/instance"] == "taugrid"
+        assert item.options["delete_timeout"] == "600s"  # Kueue may hold a finalizer a while
+    cluster_queue = run.named("platform-queue-clusterqueue-jobqueue")
+    flavors = [item for item in objects if item.type == FLAVOR]
+    topology = run.named("platform-queue-topology-default-node-topology")
+    for flavor in flavors:
+        assert run.depends_on(cluster_queue, flavor)
+        assert run.depends_on(flavor, topology)
+    assert not run.depends_on(topology, cluster_queue)
+    flavor_names = {item.inputs["metadata"]["name"] for item in flavors}
+    referenced = {
+        flavor["name"]
+        for group in cluster_queue.inputs["spec"]["resourceGroups"]
+        for flavor in group["flavors"]
+    }
+    assert referenced == flavor_names
+
+
+def test_dev_queue_stays_with_the_cluster_that_runs_kueue(runs):
+    """Kueue is not in the dev release: nothing to wait for, and no queue objects of ours."""
+    run = runs("dev")
+    assert not [item for item in run.registrations if item.name.startswith("platform-queue")]

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from infra_mocks import ROOT, run_stack
 from tfcompat.convert import convert, read_tfvars, write_stack_file
-from tfcompat.mapping import MAPPINGS, import_file
+from tfcompat.mapping import MAPPINGS, import_file, placeholders
 
 from infra.config import (
     MSG_ADX_CLUSTER_NAME,
@@ -225,7 +225,7 @@ def test_mapping_covers_exactly_the_resources_the_program_registers(sample):
     document = import_file(config, "lab")
     mapped = {(item["type"], item["name"]) for item in document["resources"]}
     created_by_pulumi = {
-        (row.pulumi_type, row.name)
+        (row.pulumi_type, row.name.format(**placeholders(config)))
         for row in MAPPINGS
         if row.pulumi_type and not row.import_id and row.applies(config)
     }
