@@ -7,7 +7,10 @@ image layout and keyed by the hash of exactly what goes into it:
    non-root user and the login-shell PATH, made by mmdebstrap from the machine's apt sources.
 2. deps: a venv at ``TAU_VENV`` with the image's dependency set (requirements.py) installed by
    the image's own pip inside a chroot of the unpacked base; umoci repacks the difference.
-3. tau: this checkout's wheel installed with ``--no-deps`` semantics by pypa/installer into a
+3. named build contexts (``COPY --from=CONTEXT``, e.g. the Portal's KueueViz bundle): the
+   directory the context's set-up script prints, archived at its destination the same way;
+   keyed by the directory's content, so a tau change leaves it cached.
+4. tau: this checkout's wheel installed with ``--no-deps`` semantics by pypa/installer into a
    staging tree (scripts point at the venv's python, hash-checked bytecode, fixed mtimes),
    archived by GNU tar in its reproducible form and added by ``umoci raw add-layer``: a source
    change rebuilds only this thin layer, byte for byte the same for the same source.
@@ -34,16 +37,19 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .containerfile import Containerfile, ImageConfig, parse
+from .containerfile import Containerfile, ContextCopy, ImageConfig, parse
 from .requirements import requirements
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER_DIR = REPO / "docker"
 # Bumped when a change here alters what that cached layer contains.
-RECIPE = {"base": "1", "deps": "1", "tau": "3"}
+RECIPE = {"base": "1", "deps": "1", "context": "1", "tau": "3"}
 # Every timestamp the build controls (layer history, config, staged files, bytecode mode).
 EPOCH = 1704067200
 SETUP_SCRIPT = "hack/setup/05-image-tools.sh"
+# Named build contexts a Containerfile may COPY from: the idempotent set-up script that builds
+# each (cached) and prints its directory as the last line of its output.
+CONTEXTS = {"kueueviz": "hack/setup/25-kueueviz.sh"}
 # Tau layers kept per image: checkouts and sessions on one machine build different sources.
 KEEP_TOP_LAYERS = 4
 TITLE_LABEL = "org.opencontainers.image.title"
@@ -328,7 +334,64 @@ class Builder:
         shutil.rmtree(rootfs / "root" / ".cache", ignore_errors=True)
         return python.strip()
 
-    # --- layer 3: tau -----------------------------------------------------------------------
+    # --- layer 3: named build contexts -------------------------------------------------------
+
+    def context_dir(self, context: str) -> Path:
+        """The directory of a named build context, built (or found cached) by its script."""
+        script = CONTEXTS.get(context)
+        if script is None:
+            raise BuildError(
+                f"COPY --from={context}: no such build context (known: {', '.join(CONTEXTS)})"
+            )
+        lines = self.run(f"context-{context}", [str(REPO / script)]).strip().splitlines()
+        found = Path(lines[-1]) if lines else None
+        if found is None or not found.is_dir():
+            raise BuildError(f"context-{context}: {script} printed no directory")
+        return found
+
+    def context(
+        self, name: str, copy: ContextCopy, under_tag: str, under_key: str
+    ) -> tuple[str, str]:
+        """(tag, key) of the layer holding the context's files at the COPY destination."""
+        source = (self.context_dir(copy.context) / copy.source).resolve()
+        files = sorted(p for p in source.rglob("*") if p.is_file())
+        tree = [
+            (str(p.relative_to(source)), hashlib.sha256(p.read_bytes()).hexdigest()) for p in files
+        ]
+        key = _sha("context", RECIPE["context"], under_key, copy.context, copy.dest, tree)
+        tag = f"context-{name}-{copy.context}-{key[:16]}"
+        if tag in self.tags():
+            return tag, key
+        started = time.monotonic()
+        self.work.mkdir(parents=True, exist_ok=True)
+        scratch = f"tmp-{tag}"
+        with tempfile.TemporaryDirectory(dir=self.work) as tmp:
+            stage = Path(tmp) / "root"
+            shutil.copytree(source, stage / copy.dest.lstrip("/"))
+            for path in sorted(stage.rglob("*"), reverse=True):
+                path.chmod(0o755 if path.is_dir() else 0o644)
+                os.utime(path, (EPOCH, EPOCH))
+            layer = Path(tmp) / "context.tar"
+            argv = ["tar", "--create", "--file", str(layer), "--directory", str(stage)]
+            argv += ["--format=gnu", "--sort=name", f"--mtime=@{EPOCH}", "--numeric-owner"]
+            argv += ["--owner=0", "--group=0", copy.dest.lstrip("/")]
+            self.run(name, argv)
+            self._umoci(name, "tag", "--image", f"{self.layout}:{under_tag}", scratch)
+            self._umoci(
+                name,
+                "raw",
+                "add-layer",
+                "--image",
+                f"{self.layout}:{scratch}",
+                f"--history.created={_stamp()}",
+                f"--history.created_by=COPY --from={copy.context} {copy.source} {copy.dest}",
+                str(layer),
+            )
+        self._retag(scratch, tag)
+        self.progress(f"{name}: {copy.context} layer built in {time.monotonic() - started:.0f}s")
+        return tag, key
+
+    # --- layer 4: tau -----------------------------------------------------------------------
 
     def image(self, name: str, wheel: Path) -> Built:
         """Build (or find cached) image NAME with this checkout's wheel on top."""
@@ -339,9 +402,12 @@ class Builder:
         self._ensure_layout()
         base_tag, base_key = self.base(cf)
         deps_tag, deps_key = self.deps(name, cf, base_tag, base_key)
+        under_tag, under_key = deps_tag, deps_key
+        for copy in cf.copies:
+            under_tag, under_key = self.context(name, copy, under_tag, under_key)
         venv = cf.arg("TAU_VENV")
         wheel_digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-        key = _sha("tau", RECIPE["tau"], deps_key, wheel_digest, asdict(cf.config))
+        key = _sha("tau", RECIPE["tau"], under_key, wheel_digest, asdict(cf.config))
         tag = f"{name}-{key[:16]}"
         version = _wheel_version(wheel)
         if tag not in self.tags():
@@ -358,7 +424,7 @@ class Builder:
                 argv += ["--format=gnu", "--sort=name", f"--mtime=@{EPOCH}", "--numeric-owner"]
                 argv += ["--owner=0", "--group=0", venv.lstrip("/")]
                 self.run(name, argv)
-                self._umoci(name, "tag", "--image", f"{self.layout}:{deps_tag}", scratch)
+                self._umoci(name, "tag", "--image", f"{self.layout}:{under_tag}", scratch)
                 self._umoci(
                     name,
                     "raw",

@@ -6,6 +6,8 @@ tools (see build.py) and takes from the file itself everything that decides what
 the global ARG defaults (suite, Debian packages, uid, venv, extras) and the final stage's ENV,
 USER, WORKDIR, ENTRYPOINT, CMD, EXPOSE and LABEL. Only the exec (JSON) form of ENTRYPOINT and
 CMD is accepted: the shell form would wrap the program in `/bin/sh -c` differently per builder.
+A final-stage `COPY --from=NAME SRC DEST` whose NAME is no stage is a named build context
+(`docker build --build-context NAME=DIR`); the daemonless build adds it as its own layer.
 """
 
 from __future__ import annotations
@@ -37,10 +39,20 @@ class ImageConfig:
 
 
 @dataclass(frozen=True)
+class ContextCopy:
+    """`COPY --from=CONTEXT SOURCE DEST` of a named build context into the final stage."""
+
+    context: str
+    source: str
+    dest: str
+
+
+@dataclass(frozen=True)
 class Containerfile:
     path: Path
     args: dict[str, str] = field(default_factory=dict)
     config: ImageConfig = field(default_factory=ImageConfig)
+    copies: tuple[ContextCopy, ...] = ()
 
     def arg(self, name: str) -> str:
         if name not in self.args:
@@ -115,6 +127,8 @@ def parse(path: Path) -> Containerfile:
     final = max((i for i, (k, _) in enumerate(steps) if k == "FROM"), default=None)
     if final is None:
         raise ContainerfileError(f"{path.name}: no FROM instruction")
+    stages = {rest.split()[-1] for k, rest in steps if k == "FROM" and " AS " in rest.upper()}
+    copies: list[ContextCopy] = []
     env: dict[str, str] = {}
     labels: dict[str, str] = {}
     user = workdir = ""
@@ -135,6 +149,16 @@ def parse(path: Path) -> Containerfile:
             cmd = _exec_form(rest, keyword, args)
         elif keyword == "EXPOSE":
             ports += [p if "/" in p else f"{p}/tcp" for p in rest.split()]
+        elif keyword == "COPY" and rest.startswith("--from="):
+            words = shlex.split(substitute(rest, args))
+            context = words[0].removeprefix("--from=")
+            if context in stages:
+                raise ContainerfileError(
+                    f"COPY --from={context}: copies from a stage are not built"
+                )
+            if len(words) != 3:
+                raise ContainerfileError(f"COPY {rest!r}: use COPY --from=CONTEXT SOURCE DEST")
+            copies.append(ContextCopy(context, words[1], words[2]))
     config = ImageConfig(
         env=tuple(env.items()),
         user=user,
@@ -144,4 +168,4 @@ def parse(path: Path) -> Containerfile:
         exposed_ports=tuple(ports),
         labels=tuple(sorted(labels.items())),
     )
-    return Containerfile(path, args, config)
+    return Containerfile(path, args, config, tuple(copies))

@@ -167,9 +167,9 @@ GUARDS = {
         ],
         "needs workloadIdentity.enabled=true",
     ),
-    "Portal KueueViz (reserved)": (
+    "Portal KueueViz without a workspace namespace": (
         ["taugrid-core.portal.kueueviz.enabled=true"],
-        "portal.kueueviz.enabled is reserved",
+        "portal.kueueviz.enabled needs portal.workloadNamespace",
     ),
     "Portal Kusto source without an endpoint": (
         ["taugrid-core.portal.source=kusto", "taugrid-core.portal.runHistory.enabled=true"],

@@ -372,6 +372,37 @@ def test_portal_operator_scopes_grant_only_the_reviewed_queue_namespaces(render)
     assert "--jobs-operator-scope=vision=team-a/gpu" in args["args"]
 
 
+def test_portal_kueueviz_renders_the_flag_and_only_the_reads_kueueviz_shows(render):
+    enabled = (
+        "taugrid-core.portal.workloadNamespace=research",
+        "taugrid-core.portal.kueueviz.enabled=true",
+    )
+    objects = render(*enabled)
+    args = _one(objects, "Deployment", "tau-portal")["spec"]["template"]["spec"]["containers"][0]
+    assert "--kueueviz" in args["args"]
+    rules = _portal_rules(objects)
+    assert {verb for _, _, rule in rules for verb in rule["verbs"]} <= {"get", "list", "watch"}
+    cluster_wide = {res for kind, _, r in rules if kind == "ClusterRole" for res in r["resources"]}
+    assert cluster_wide == {
+        "nodes", "admissionchecks", "clusterqueues", "resourceflavors", "cohorts",
+    }  # fmt: skip
+    namespaced = {(ns, res) for kind, ns, r in rules if kind == "Role" for res in r["resources"]}
+    assert ("research", "localqueues") in namespaced
+    # KueueViz needs no visibility API and no Secret; the Jobs board's reads stay its own.
+    assert ("research", "localqueues/pendingworkloads") not in namespaced
+    assert not [r for _, _, r in rules if "secrets" in r["resources"] or "*" in r["resources"]]
+    off = render("taugrid-core.portal.workloadNamespace=research")
+    assert (
+        "--kueueviz"
+        not in _one(off, "Deployment", "tau-portal")["spec"]["template"]["spec"]["containers"][0][
+            "args"
+        ]
+    )
+    assert not {"resourceflavors", "cohorts"} & {
+        res for _, _, r in _portal_rules(off) for res in r["resources"]
+    }
+
+
 def test_portal_pod_uses_workload_identity_when_its_service_account_names_a_client(render):
     objects = render(
         "taugrid-core.portal.serviceAccount.annotations.azure\\.workload\\.identity/client-id=abc"

@@ -77,3 +77,11 @@ def test_a_pushed_image_is_served_by_tag_and_by_its_built_digest(builder, images
                 assert response.headers["Docker-Content-Digest"] == images[IMAGE].digest
                 manifest = json.loads(response.read())
         assert manifest["layers"] == builder.manifest(images[IMAGE].tag)["layers"]
+
+
+def test_the_portal_image_carries_the_kueueviz_bundle_it_serves(builder: Builder, images):
+    tag = images["portal"].tag
+    files = builder.files(tag)
+    assert "/opt/kueueviz/index.html" in files
+    assert [f for f in files if f.startswith("/opt/kueueviz/assets/") and f.endswith(".js")]
+    assert "TAU_KUEUEVIZ_BUNDLE=/opt/kueueviz" in builder.image_config(tag)["config"]["Env"]

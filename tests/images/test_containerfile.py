@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hack.images.build import DOCKER_DIR, REPO, TITLE_LABEL, image_names
-from hack.images.containerfile import ContainerfileError, parse
+from hack.images.build import CONTEXTS, DOCKER_DIR, REPO, TITLE_LABEL, image_names
+from hack.images.containerfile import ContainerfileError, ContextCopy, parse
 from hack.images.requirements import requirements
+from tau import keys
 from tau.render.rayjob import DEFAULT_RAY_VERSION
 from tau.render.security import DEFAULT_GID, DEFAULT_UID
 
@@ -43,6 +44,15 @@ def test_the_controller_and_portal_start_their_programs():
     configs = _all()
     assert configs["controller"].config.entrypoint == ("python3", "-m", "tau.controller")
     assert configs["portal"].config.entrypoint == ("taugrid-portal",)
+
+
+def test_the_portal_image_carries_the_kueueviz_bundle_where_its_env_points():
+    portal = _all()["portal"]
+    [copy] = portal.copies
+    assert copy == ContextCopy("kueueviz", ".", portal.arg("KUEUEVIZ_DIR"))
+    assert copy.context in CONTEXTS and (REPO / CONTEXTS[copy.context]).is_file()
+    assert dict(portal.config.env)[keys.ENV_KUEUEVIZ_BUNDLE] == portal.arg("KUEUEVIZ_DIR")
+    assert not _all()["controller"].copies and not _all()["runtime"].copies
 
 
 def test_the_images_share_one_debian_base():
@@ -109,9 +119,16 @@ def test_the_final_stage_config_is_read_with_build_arguments_substituted(tmp_pat
     assert cf.config.entrypoint is None
 
 
+def test_a_final_stage_copy_from_a_named_context_is_read(tmp_path: Path):
+    cf = parse(_write(tmp_path, "COPY --from=bundle . /opt/x${TAU_UID}\nCOPY a b\n"))
+    assert cf.copies == (ContextCopy("bundle", ".", "/opt/x7"),)
+
+
 @pytest.mark.parametrize(
     "body, message",
     [
+        ("FROM scratch AS deps\nFROM deps\nCOPY --from=deps /a /b\n", "from a stage are not"),
+        ("COPY --from=ctx a b c\n", "COPY --from=CONTEXT SOURCE DEST"),
         ("ENTRYPOINT python3 -m tau\n", "exec form"),
         ("USER ${NOPE}\n", r"\$\{NOPE\} is not a declared build argument"),
         ("ENV JUSTAWORD\n", "KEY=VALUE"),
