@@ -206,7 +206,7 @@ def _device_plugin_spec(pool_name: str) -> dict[str, object]:
                     {
                         "name": "nvidia-device-plugin-ctr",
                         "image": DEVICE_PLUGIN_IMAGE,
-                        "env": [{"name": "FAIL_ON_INIT_ERROR", "value": "false"}],
+                        "env": [{"name": keys.ENV_NVIDIA_FAIL_ON_INIT_ERROR, "value": "false"}],
                         "securityContext": {
                             "allowPrivilegeEscalation": False,
                             "capabilities": {"drop": ["ALL"]},
@@ -248,7 +248,7 @@ def _mig_normalizer_spec(pool_name: str) -> dict[str, object]:
                         "command": ["bash", "-c", MIG_NORMALIZE_SCRIPT],
                         "env": [
                             {
-                                "name": "NODE_NAME",
+                                "name": keys.ENV_NODE_NAME,
                                 "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}},
                             }
                         ],

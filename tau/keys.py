@@ -182,6 +182,10 @@ ENV_SERVE_GPUS_PER_NODE = "TAU_SERVE_GPUS_PER_NODE"
 # --- Local engine (tau/engine) --------------------------------------------------------------
 
 ENV_LOCAL_STATE_DIR = "TAU_LOCAL_STATE_DIR"
+# The local engine's Ray driver: the cluster it joins and its token authentication.
+ENV_RAY_ADDRESS = "RAY_ADDRESS"
+ENV_RAY_AUTH_MODE = "RAY_AUTH_MODE"
+ENV_RAY_AUTH_TOKEN_PATH = "RAY_AUTH_TOKEN_PATH"
 # spec.managedBy, label and annotation of a local run's status document.
 LOCAL_ENGINE_MANAGED_BY = DOMAIN + "local-engine"
 ENGINE = DOMAIN + "engine"
@@ -256,6 +260,11 @@ ENV_MASTER_PORT = "MASTER_PORT"
 ENV_JOB_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
 ENV_OMP_NUM_THREADS = "OMP_NUM_THREADS"
 NCCL_ENV_PREFIX = "NCCL_"
+# Ray pod defaults (tau/render/rayjob.py): the Hugging Face cache on the pod's disk, NCCL's log
+# level and the pod network interface; the local engine drops the cache and the interface.
+ENV_HF_HOME = "HF_HOME"
+ENV_NCCL_DEBUG = "NCCL_DEBUG"
+ENV_NCCL_SOCKET_IFNAME = "NCCL_SOCKET_IFNAME"
 
 # --- Environment read by the CLI ------------------------------------------------------------
 
@@ -268,6 +277,8 @@ ENV_BINARY = "TAU_BINARY"  # the `tau` the Python SDK hands a run to
 ENV_KUBECONFIG = "KUBECONFIG"
 ENV_KUBERNETES_SERVICE_HOST = "KUBERNETES_SERVICE_HOST"  # set inside a pod
 ENV_XDG_CONFIG_HOME = "XDG_CONFIG_HOME"
+ENV_XDG_STATE_HOME = "XDG_STATE_HOME"  # local run records
+ENV_XDG_DATA_HOME = "XDG_DATA_HOME"  # local /data and experiment store
 ENV_AZURE_AUTHORITY_HOST = "AZURE_AUTHORITY_HOST"
 
 ENV_CONTEXT = "TAU_CONTEXT"
@@ -402,3 +413,5 @@ KUBERNETES_OS = "kubernetes.io/os"
 # pulumi-kubernetes await annotations on objects it has no built-in readiness for (>= 4.18).
 PULUMI_WAIT_FOR = "pulumi.com/waitFor"
 PULUMI_TIMEOUT_SECONDS = "pulumi.com/timeoutSeconds"
+# Set false: the NVIDIA device plugin waits instead of crash-looping where no driver is up.
+ENV_NVIDIA_FAIL_ON_INIT_ERROR = "FAIL_ON_INIT_ERROR"

@@ -63,7 +63,7 @@ class Target:
         """KUBECONFIG for copied kubectl commands (kubectl knows no workspace connection)."""
         path = self.kubeconfig or os.environ.get(keys.ENV_KUBECONFIG, "")
         if path and os.pathsep not in path:
-            return {"KUBECONFIG": path}
+            return {keys.ENV_KUBECONFIG: path}
         return {}
 
 

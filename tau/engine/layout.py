@@ -28,12 +28,12 @@ def state_root() -> Path:
     explicit = os.environ.get(ENV_STATE_DIR, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    return _xdg("XDG_STATE_HOME", ".local/state") / "tau" / "local"
+    return _xdg(keys.ENV_XDG_STATE_HOME, ".local/state") / "tau" / "local"
 
 
 def default_data_root() -> Path:
     """What `/data` means locally unless `--data-root` says otherwise."""
-    return _xdg("XDG_DATA_HOME", ".local/share") / "tau" / "data"
+    return _xdg(keys.ENV_XDG_DATA_HOME, ".local/share") / "tau" / "data"
 
 
 def default_store() -> Path:
@@ -41,7 +41,7 @@ def default_store() -> Path:
     explicit = os.environ.get(keys.ENV_EXP_STORE, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    return _xdg("XDG_DATA_HOME", ".local/share") / "tau" / "experiments"
+    return _xdg(keys.ENV_XDG_DATA_HOME, ".local/share") / "tau" / "experiments"
 
 
 @dataclass(frozen=True)

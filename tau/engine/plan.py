@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 RESEARCHER = "researcher: tau.yaml"
 # Cluster-network settings of the Ray pods that mean nothing (or harm) on one machine.
-POD_ONLY_ENV = ("NCCL_SOCKET_IFNAME", "HF_HOME")
+POD_ONLY_ENV = (keys.ENV_NCCL_SOCKET_IFNAME, keys.ENV_HF_HOME)
 
 
 @dataclass

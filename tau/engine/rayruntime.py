@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tau import keys
 from tau.engine import procgroup
 from tau.errors import RuntimeFailure
 
@@ -42,7 +43,7 @@ class RayHead:
 
     @property
     def driver_env(self) -> dict[str, str]:
-        return {"RAY_ADDRESS": self.address, **self.auth_env}
+        return {keys.ENV_RAY_ADDRESS: self.address, **self.auth_env}
 
 
 def _free_port() -> int:
@@ -57,7 +58,7 @@ def _auth_env(temp_dir: Path) -> dict[str, str]:
     descriptor = os.open(token, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w") as out:
         out.write(secrets.token_hex(32))
-    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token)}
+    return {keys.ENV_RAY_AUTH_MODE: "token", keys.ENV_RAY_AUTH_TOKEN_PATH: str(token)}
 
 
 def start(resources: dict[str, int], log: Path, env: dict[str, str]) -> RayHead:

@@ -361,7 +361,7 @@ def diagnostic_hints(snap: Snapshot, target: Target) -> list[str]:
     base = ["kubectl"]
     if target.context:
         base += ["--context", target.context]
-    kubeconfig = target.kubectl_env().get("KUBECONFIG")
+    kubeconfig = target.kubectl_env().get(keys.ENV_KUBECONFIG)
     if kubeconfig:
         base += ["--kubeconfig", kubeconfig]
     base += ["-n", snap.namespace]

@@ -98,8 +98,8 @@ def sidecar(
         "command": list(COMMAND),
         "args": _args(intent, offload, kind),
         "env": [
-            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": keys.ENV_NODE_NAME, "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": keys.ENV_POD_NAME, "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             {"name": keys.ENV_EXP_STORE, "value": WORKSPACE_STORE_PATH},
         ],
         "resources": {kind: dict(values) for kind, values in RESOURCES.items()},

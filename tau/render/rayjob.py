@@ -52,9 +52,9 @@ DEFAULT_GPU_WORKER_RESOURCES = Resources("8", "64Gi", "16", "128Gi")
 HEAD_PORTS = (("metrics", 8080), ("gcs-server", 6379), ("dashboard", 8265), ("client", 10001))
 # Soft defaults: users may replace the NCCL ones only with execution.allow_nccl_override.
 RAY_DEFAULT_ENV = {
-    "HF_HOME": "/tmp/hf",
-    "NCCL_DEBUG": "WARN",
-    "NCCL_SOCKET_IFNAME": "eth0",
+    keys.ENV_HF_HOME: "/tmp/hf",
+    keys.ENV_NCCL_DEBUG: "WARN",
+    keys.ENV_NCCL_SOCKET_IFNAME: "eth0",
 }
 SYSTEM_POOL_AFFINITY = {
     "nodeAffinity": {

@@ -232,7 +232,7 @@ def _gpu_total(intent: WorkflowIntent) -> int:
 def _env(intent: WorkflowIntent) -> list[JSONObject]:
     """Tau's contract first; user entries cannot replace it (the manifest rules refuse them)."""
     fixed: dict[str, str] = {
-        "HF_HOME": "/tmp/hf",
+        keys.ENV_HF_HOME: "/tmp/hf",
         keys.ENV_DATA_DIR: DATA_DIR,
         keys.ENV_HOT_DIR: HOT_DIR,
         keys.ENV_METRICS_HISTORY: f"{intent.run_dir}/metrics-history.jsonl",

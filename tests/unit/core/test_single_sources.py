@@ -2,9 +2,10 @@
 
 A label spelled twice drifts (Kueue never admits a workload whose queue label is misspelled in
 one renderer), so these scans fail naming the file:line of a copy: `tau.azure.com/` and
-`kueue.x-k8s.io/` keys, environment-variable names and the platform defaults (config file
-names, queue, PVC, priority classes, workspace, TTL) live in `tau/keys.py`, `Resource`
-definitions in `tau/kube/resources.py`, and SQL in `tau/evidence`.
+`kueue.x-k8s.io/` keys, environment-variable names (read from the process, set on a child
+process or a pod) and the platform defaults (config file names, queue, PVC, priority
+classes, workspace, TTL) live in `tau/keys.py`, `Resource` definitions in
+`tau/kube/resources.py`, and SQL in `tau/evidence`.
 """
 
 from __future__ import annotations
@@ -135,6 +136,84 @@ def test_tau_and_kueue_keys_and_environment_names_are_spelled_only_in_keys_py() 
         for line, name in env_names(tree):
             copies.append(f"{rel}:{line}: environment name {name!r}")
     assert not copies, "spell these with a tau/keys.py name:\n" + "\n".join(copies)
+
+
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+@functools.cache
+def keys_env_names() -> dict[str, str]:
+    """Each environment name tau/keys.py defines (`ENV_*`) -> the constant that spells it."""
+    from tau import keys
+
+    return {
+        value: name
+        for name, value in vars(keys).items()
+        if name.startswith("ENV_") and isinstance(value, str)
+    }
+
+
+def env_entry_names(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """Literal names of Kubernetes container env entries (`{"name": "X", "value": ...}`)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        fields = {
+            key.value: value
+            for key, value in zip(node.keys, node.values, strict=True)
+            if isinstance(key, ast.Constant)
+        }
+        name = fields.get("name")
+        if (
+            {"value", "valueFrom"} & fields.keys()
+            and isinstance(name, ast.Constant)
+            and isinstance(name.value, str)
+            and ENV_NAME.fullmatch(name.value)
+        ):
+            yield name.lineno, name.value
+
+
+def env_copies(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """A literal equal to an environment name keys.py defines, and a pod env entry's name."""
+    defined = keys_env_names()
+    for line, text in strings(tree):
+        if text in defined:
+            yield line, f"{text!r} (use keys.{defined[text]})"
+    for line, name in env_entry_names(tree):
+        if name not in defined:
+            yield line, f"env entry {name!r} (define it in tau/keys.py)"
+
+
+def test_environment_names_outside_the_tau_prefix_are_spelled_only_in_keys_py() -> None:
+    """KUBECONFIG, HF_HOME, a sidecar's POD_NAME: a second spelling drifts like a label."""
+    copies = [
+        f"{rel}:{line}: {what}"
+        for rel, tree in modules()
+        if rel != "tau/keys.py"
+        for line, what in env_copies(tree)
+    ]
+    assert not copies, "spell these with a tau/keys.py name:\n" + "\n".join(copies)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'env = {"KUBECONFIG": path}',
+        'POD_ONLY_ENV = ("NCCL_SOCKET_IFNAME", "HF_HOME")',
+        'env = [{"name": "NEW_KNOB", "value": "1"}]',
+        'env = [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]',
+    ],
+)
+def test_the_environment_scan_catches_each_copy(source: str) -> None:
+    assert list(env_copies(ast.parse(source)))
+
+
+def test_the_environment_scan_passes_named_constants_and_other_entries() -> None:
+    source = (
+        'env = [{"name": keys.ENV_POD_NAME, "valueFrom": ref}]\n'
+        'metrics = [{"name": "gpu_runtime", "value": 1}]\n'
+    )
+    assert not list(env_copies(ast.parse(source)))
 
 
 def default_copies(tree: ast.Module) -> Iterator[tuple[int, str]]:
