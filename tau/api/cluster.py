@@ -237,7 +237,7 @@ class ResolvedWorkloadProfile(WorkloadProfileFields):
     resource_flavors: list[str] | None = None
     flavor_gpu_classes: dict[str, str] | None = Field(
         default=None,
-        description="The tau.azure.com/gpu-class node label of each of resourceFlavors that "
+        description=f"The {keys.GPU_CLASS} node label of each of resourceFlavors that "
         "carries one, so a run's policy.gpu_class can be checked against the profile's queue. "
         "Not part of profileSetHash (upstream publishes no such field).",
     )
