@@ -600,7 +600,8 @@ def mount(app: FastAPI, portal: Any, bundle: Path) -> None:
                 if text != last:
                     last = text
                     await websocket.send_text(text)
-        except (WebSocketDisconnect, RuntimeError):
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            # The page went away mid-send (uvicorn raises ClientDisconnected, an OSError).
             return
         finally:
             closed.cancel()
