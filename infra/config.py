@@ -222,7 +222,7 @@ class StackConfig(BaseModel):
         description="Kubeconfig file for kube_context; null uses $KUBECONFIG or ~/.kube/config.",
     )
     taugrid_chart: str = Field(
-        default="charts/taugrid",
+        default="charts/taugrid-bundle",
         description="The chart to install: a path relative to the project root, or a "
         "repository reference installed at taugrid_version.",
     )

@@ -1,4 +1,8 @@
-"""TauGridPlatform: installs `charts/taugrid` onto any Kubernetes provider.
+"""TauGridPlatform: installs the TauGrid chart onto any Kubernetes provider.
+
+By default that is `charts/taugrid-bundle`, the published chart (charts/taugrid plus the
+pinned Kueue and KubeRay charts, fetched at install time); a stack whose cluster already runs
+both (the `dev` stack) installs `charts/taugrid`, which has nothing to fetch.
 
 AKS stacks hand it the provider built from the new cluster's kubeconfig; the `dev` stack hands
 it one for an existing context. Either way the install is one Helm release named `taugrid` in
@@ -16,6 +20,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from infra.platform_values import (
     RELEASE_NAME,
@@ -33,6 +38,13 @@ def is_repository_chart(chart: str) -> bool:
     return "://" in chart
 
 
+def fetches_dependencies(chart: str) -> bool:
+    """Whether a checkout chart declares a dependency from a repository (Kueue, KubeRay), so
+    Helm must fetch it (dependency_update); first-party sub-charts are already in charts/."""
+    meta = yaml.safe_load((PROJECT_ROOT / chart / "Chart.yaml").read_text()) or {}
+    return any(dep.get("repository") for dep in meta.get("dependencies") or [])
+
+
 def chart_reference(chart: str) -> str:
     """A repository reference unchanged; a checkout path relative to the working directory.
 
@@ -48,7 +60,7 @@ def chart_reference(chart: str) -> str:
 class TauGridPlatformArgs:
     provider: k8s.Provider
     values: pulumi.Input[dict]
-    chart: str = "charts/taugrid"
+    chart: str = "charts/taugrid-bundle"
     version: str | None = None
     """Used for repository charts only; a checkout chart carries its version in Chart.yaml."""
     precreate_namespaces: tuple[str, ...] = ()
@@ -98,9 +110,10 @@ class TauGridPlatform(pulumi.ComponentResource):
             create_namespace=True,
             chart=chart,
             version=version,
-            # A checkout chart declares its Kueue and KubeRay dependencies without vendoring
-            # them; a packaged repository chart already contains them.
-            dependency_update=not repository,
+            # The checkout bundle declares Kueue and KubeRay without vendoring them (the
+            # fetched archives and Chart.lock are git-ignored); a packaged repository chart
+            # already contains them.
+            dependency_update=not repository and fetches_dependencies(args.chart),
             values=values,
             timeout=INSTALL_TIMEOUT_SECONDS,
             opts=pulumi.ResourceOptions.merge(

@@ -378,6 +378,13 @@ REASON_ADDITIONAL_WORKSPACE_BLOCKED = "AdditionalWorkspaceBlocked"
 
 # --- Distribution chart and `tau cluster` (charts/taugrid, tau/cluster) ----------------------
 
+# The optional third-party operators and the values switch of each. charts/taugrid (as checked
+# in) has neither; charts/taugrid-bundle, the published chart, adds both as dependencies.
+CHART_OPERATORS = (
+    ("kueue", "components.kueue.enabled"),
+    ("kuberay-operator", "components.kuberayOperator.enabled"),
+)
+BUNDLE_CHART_DIR = "charts/taugrid-bundle"
 APP_NAME = "app.kubernetes.io/name"
 APP_INSTANCE = "app.kubernetes.io/instance"
 APP_PART_OF = "app.kubernetes.io/part-of"

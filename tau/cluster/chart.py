@@ -1,10 +1,13 @@
-"""Which chart to install, and making a local checkout renderable without its vendored deps.
+"""Which chart to install, and making a local checkout renderable without its missing deps.
 
 Helm refuses to render a chart whose Chart.yaml declares a dependency missing from `charts/`,
-even when that dependency's condition disables it. The third-party charts (Kueue, KubeRay) are
-pinned but not vendored in the repository, so a local chart is rendered from a temporary copy
-whose Chart.yaml omits exactly the unvendored dependencies. The chart's own guard template
-then fails if one of them is still enabled, so nothing is silently dropped.
+even when that dependency's condition disables it. So the checked-in `charts/taugrid` declares
+only its first-party sub-charts and renders offline as it is; the published chart is
+`charts/taugrid-bundle`, the same templates, values and sub-charts (linked) plus the pinned
+Kueue and KubeRay charts, which `helm dependency build` fetches. A local bundle whose
+third-party charts were not fetched is rendered from a temporary copy whose Chart.yaml omits
+exactly those. Either way the chart's guard template fails while an operator is enabled but
+absent, so nothing is silently dropped.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from tau import safeyaml
+from tau import keys, safeyaml
 from tau.errors import ValidationError
 from tau.version import __version__
 
@@ -81,14 +84,16 @@ def unvendored_dependencies(chart_dir: Path) -> list[str]:
     return missing
 
 
-def dependency_switches(chart_dir: Path) -> dict[str, str]:
-    """Dependency name -> the values key that enables it (the first path of its condition)."""
-    switches = {}
-    for dep in read_chart_yaml(chart_dir).get("dependencies") or []:
-        condition = str(dep.get("condition") or "").split(",")[0].strip()
-        if condition:
-            switches[dep.get("name", "")] = condition
-    return switches
+def absent_operators(chart_dir: Path) -> list[tuple[str, str, bool]]:
+    """(name, values switch, declared) of each optional operator the local chart cannot
+    render: not a dependency of it at all, or declared but not fetched."""
+    declared = {dep.get("name", "") for dep in read_chart_yaml(chart_dir).get("dependencies") or []}
+    missing = set(unvendored_dependencies(chart_dir))
+    return [
+        (name, switch, name in declared)
+        for name, switch in keys.CHART_OPERATORS
+        if name not in declared or name in missing
+    ]
 
 
 @contextmanager
@@ -101,7 +106,8 @@ def renderable(chart: ChartRef) -> Iterator[str]:
         return
     with tempfile.TemporaryDirectory(prefix="taugrid-chart-") as tmp:
         copy = Path(tmp) / chart_dir.name
-        shutil.copytree(chart_dir, copy, symlinks=True)
+        # The bundle links charts/taugrid's files: copy what the links name, not the links.
+        shutil.copytree(chart_dir, copy, symlinks=False)
         meta = read_chart_yaml(copy)
         meta["dependencies"] = [
             dep for dep in meta.get("dependencies") or [] if dep.get("name") not in missing

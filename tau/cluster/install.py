@@ -16,15 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tau import safeyaml
+from tau import keys, safeyaml
 from tau.cluster.chart import (
     DEFAULT_NAMESPACE,
     DEFAULT_RELEASE,
     ChartRef,
-    dependency_switches,
+    absent_operators,
     read_chart_yaml,
     renderable,
-    unvendored_dependencies,
 )
 from tau.cluster.helm import HELM_OWNER, Helm
 from tau.errors import RuntimeFailure, UsageError, ValidationError
@@ -363,14 +362,16 @@ def dry_run(helm: Helm, opts: InstallOptions) -> DryRun:
     notes, args = [], template_args(opts, "CHART")
     chart_dir = opts.chart.local_dir
     if chart_dir is not None and not opts.dependency_update:
-        switches = dependency_switches(chart_dir)
-        for name in unvendored_dependencies(chart_dir):
-            if name in switches:
-                args += ["--set", f"{switches[name]}=false"]
-                notes.append(
-                    f"{name} is not vendored in {chart_dir}: previewed without it (run "
-                    f"`helm dependency build {chart_dir}` to include it)"
-                )
+        for name, switch, declared in absent_operators(chart_dir):
+            args += ["--set", f"{switch}=false"]
+            fix = (
+                f"run `helm dependency build {chart_dir}`"
+                if declared
+                else f"install the published chart, or {keys.BUNDLE_CHART_DIR} after "
+                f"`helm dependency build {keys.BUNDLE_CHART_DIR}`"
+            )
+            why = "is not vendored in" if declared else "is not part of"
+            notes.append(f"{name} {why} {chart_dir}: previewed without it ({fix} to include it)")
     with renderable(opts.chart) as chart:
         args[2] = chart
         result = helm.run(args)

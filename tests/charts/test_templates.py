@@ -535,14 +535,13 @@ def test_gpu_monitoring_has_no_secret_permissions(render):
     assert "secrets" not in {res for rule in role["rules"] for res in rule["resources"]}
 
 
-def test_chart_declares_pinned_dependencies_with_their_conditions():
+def test_chart_declares_its_first_party_sub_charts_with_their_conditions():
+    """Kueue and KubeRay are the bundle's (tests/charts/test_bundle.py), never this chart's."""
     meta = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert meta["apiVersion"] == "v2" and meta["kubeVersion"] == ">=1.30.0-0"
     deps = {d["name"]: d for d in meta["dependencies"]}
-    assert deps["kueue"]["version"] == "0.18.2"
-    assert deps["kueue"]["condition"] == "components.kueue.enabled"
-    assert deps["kuberay-operator"]["version"] == "1.6.2"
-    assert deps["kuberay-operator"]["condition"] == "components.kuberayOperator.enabled"
+    assert set(deps) == {"tau-core-controller", "taugrid-core", "gpu-monitoring"}
+    assert all(d["repository"] == "" for d in deps.values()), "nothing to fetch"
     assert deps["gpu-monitoring"]["condition"] == (
         "components.gpuMonitoring.enabled,components.tauCoreController.enabled"
     )

@@ -68,7 +68,7 @@ def test_defaults_are_the_terraform_root_defaults():
         "tags": {"scenario": "taugrid-aks"},
         "kube_context": None,
         "kubeconfig": None,
-        "taugrid_chart": "charts/taugrid",
+        "taugrid_chart": "charts/taugrid-bundle",
         "taugrid_values": {},
     }
 

@@ -509,7 +509,7 @@ def test_platform_release_is_the_taugrid_release_in_tau_system(runs):
     assert release["name"] == "taugrid"
     assert release["namespace"] == "tau-system"
     assert release["createNamespace"] is True
-    assert Path(release["chart"]).resolve() == ROOT / "charts" / "taugrid"
+    assert Path(release["chart"]).resolve() == ROOT / "charts" / "taugrid-bundle"
     assert release["timeout"] == 1200
     assert release["dependencyUpdate"] is True
     assert "version" not in release  # a checkout chart carries its version in Chart.yaml
@@ -518,9 +518,9 @@ def test_platform_release_is_the_taugrid_release_in_tau_system(runs):
 def test_what_the_checkout_release_fetches_leaves_the_work_tree_clean():
     """dependencyUpdate writes the Kueue/KubeRay archives and Chart.lock into the checkout."""
     fetched = [
-        "charts/taugrid/charts/kueue-0.18.2.tgz",
-        "charts/taugrid/charts/kuberay-operator-1.6.2.tgz",
-        "charts/taugrid/Chart.lock",
+        "charts/taugrid-bundle/charts/kueue-0.18.2.tgz",
+        "charts/taugrid-bundle/charts/kuberay-operator-1.6.2.tgz",
+        "charts/taugrid-bundle/Chart.lock",
     ]
     ignored = subprocess.run(
         ["git", "check-ignore", "--no-index", *fetched],
@@ -633,6 +633,9 @@ def test_dev_stack_installs_onto_the_existing_context_without_azure(runs):
     assert values["components"]["kuberayOperator"] == {"enabled": False}
     assert values["baselineQueue"]["enabled"] is False
     assert values["taugrid-core"]["portal"]["enabled"] is True
+    release = run.named("platform-release").inputs
+    assert Path(release["chart"]).resolve() == ROOT / "charts" / "taugrid"
+    assert release["dependencyUpdate"] is False, "nothing to fetch without the operators"
 
 
 @pytest.mark.parametrize("stack", STACKS)

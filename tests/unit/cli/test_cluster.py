@@ -12,6 +12,7 @@ from tests.unit.closed_port import closed_port_kubeconfig
 
 ROOT = Path(__file__).resolve().parents[3]
 CHART = str(ROOT / "charts" / "taugrid")
+BUNDLE = str(ROOT / "charts" / "taugrid-bundle")
 OFFLINE = [
     "--set",
     "components.kueue.enabled=false",
@@ -58,13 +59,22 @@ def test_dry_run_json_counts_objects(tmp_path):
     assert data["total"] == sum(counts.values())
 
 
-def test_dry_run_of_a_checkout_previews_without_unvendored_charts_and_says_so():
+def test_dry_run_of_a_checkout_previews_without_the_operators_and_says_so():
     done = tau("install", "--chart", CHART, "--dry-run")
     assert done.returncode == 0, done.stderr
     notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
     assert len(notes) == 2
+    assert "kueue is not part of" in notes[0] and "charts/taugrid-bundle" in notes[0]
+    assert "kuberay-operator is not part of" in notes[1]
+    assert done.stdout == tau("install", "--chart", CHART, "--dry-run", *OFFLINE).stdout
+
+
+def test_dry_run_of_the_unfetched_bundle_previews_without_its_operators_and_says_so():
+    done = tau("install", "--chart", BUNDLE, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 2
     assert "kueue is not vendored" in notes[0] and "helm dependency build" in notes[0]
-    assert "kuberay-operator is not vendored" in notes[1]
     assert done.stdout == tau("install", "--chart", CHART, "--dry-run", *OFFLINE).stdout
 
 

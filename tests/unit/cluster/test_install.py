@@ -12,6 +12,7 @@ from tau.cluster.chart import (
     DEFAULT_CHART,
     DEFAULT_CHART_VERSION,
     ChartRef,
+    absent_operators,
     renderable,
     unvendored_dependencies,
 )
@@ -33,6 +34,7 @@ from tau.errors import RuntimeFailure, UsageError, ValidationError
 from .conftest import ROOT, RecordingHelm
 
 CHART_DIR = ROOT / "charts" / "taugrid"
+BUNDLE_DIR = ROOT / "charts" / "taugrid-bundle"
 
 
 def _after(args: list[str], flag: str) -> str:
@@ -178,22 +180,38 @@ def test_the_plan_offers_no_component_the_chart_does_not_render():
     assert "prewarm" not in text
 
 
-def test_the_checkout_chart_lacks_exactly_the_third_party_dependencies():
-    assert unvendored_dependencies(CHART_DIR) == ["kueue", "kuberay-operator"]
+def test_the_checkout_chart_has_nothing_to_fetch_and_the_bundle_exactly_the_operators():
+    assert unvendored_dependencies(CHART_DIR) == []
+    assert [(n, declared) for n, _, declared in absent_operators(CHART_DIR)] == [
+        ("kueue", False),
+        ("kuberay-operator", False),
+    ]
+    assert unvendored_dependencies(BUNDLE_DIR) == ["kueue", "kuberay-operator"]
+    assert [(n, declared) for n, _, declared in absent_operators(BUNDLE_DIR)] == [
+        ("kueue", True),
+        ("kuberay-operator", True),
+    ]
 
 
-def test_renderable_copy_drops_only_unvendored_dependencies_and_leaves_the_checkout_alone():
-    before = (CHART_DIR / "Chart.yaml").read_text()
+def test_the_checkout_chart_is_rendered_as_it_is():
     with renderable(ChartRef(str(CHART_DIR))) as path:
+        assert path == str(CHART_DIR)
+
+
+def test_renderable_copy_of_the_bundle_drops_only_unfetched_charts_and_resolves_its_links():
+    before = (BUNDLE_DIR / "Chart.yaml").read_text()
+    with renderable(ChartRef(str(BUNDLE_DIR))) as path:
         copy = yaml.safe_load((Path(path) / "Chart.yaml").read_text())
         assert [d["name"] for d in copy["dependencies"]] == [
             "tau-core-controller",
             "taugrid-core",
             "gpu-monitoring",
         ]
-        assert (Path(path) / "charts" / "tau-core-controller" / "crds").is_dir()
+        crds = Path(path) / "charts" / "tau-core-controller" / "crds"
+        assert crds.is_dir() and not crds.parent.is_symlink()
+        assert not (Path(path) / "templates").is_symlink()
     assert not Path(path).exists()
-    assert (CHART_DIR / "Chart.yaml").read_text() == before
+    assert (BUNDLE_DIR / "Chart.yaml").read_text() == before
 
 
 def test_remote_references_are_used_as_given():
