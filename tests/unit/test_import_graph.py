@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -245,6 +246,26 @@ def test_packages_import_only_from_the_layers_below_them() -> None:
             "docs/architecture.md):\n" + "\n".join(sorted(violations)),
             pytrace=False,
         )
+
+
+def documented_layers() -> list[set[str]]:
+    """The package column of docs/architecture.md's layer table, as module names."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    layers = []
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].isdigit():
+            continue
+        names = re.findall(r"`([^`]+)`", cells[1])
+        layers.append(
+            {name if name == "tau" else f"tau.{name}" for name in names if "/" not in name}
+        )
+    return layers
+
+
+def test_the_architecture_page_draws_the_same_layers() -> None:
+    """The page a newcomer reads is the order this test enforces, layer by layer."""
+    assert documented_layers() == [set(layer) for layer in LAYERS]
 
 
 def _within(module: str, package: str) -> bool:
