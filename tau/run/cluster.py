@@ -178,7 +178,16 @@ class ClusterBackend:
         the workspace connections cached on this machine."""
         from tau.lifecycle.logs import streams, write_logs
 
-        target = self._discover(name) if discover else self.target()
+        if not discover:
+            target = self.target()
+        else:
+            try:
+                target = self._discover(name)
+            except RuntimeFailure:
+                # A RayJob KubeRay removed is found nowhere; its lines may still be offloaded.
+                if not options.offload.given():
+                    raise
+                target = self.target()
         write_logs(streams(target.client(), target.namespace, name, options), options, terminal.out)
 
     def _discover(self, name: str) -> Target:
