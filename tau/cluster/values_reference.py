@@ -9,17 +9,16 @@ A mapping whose children carry no `# --` comments is one documented value (e.g. 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tau import safeyaml
 from tau.errors import UsageError
 
 FIRST_PARTY = ("tau-core-controller", "taugrid-core", "gpu-monitoring")
-_KEY = re.compile(r"^(\s*)([A-Za-z0-9_.\-/\"']+):(\s+.*)?$")
-_BLOCK = re.compile(r"[|>][-+]?\s*$")
 
 
 @dataclass(frozen=True)
@@ -40,50 +39,38 @@ def default_chart() -> Path | None:
 
 
 def comment_docs(text: str) -> dict[str, str]:
-    """Key path -> description from `# --` comments (lists and block scalars are leaves)."""
+    """Key path -> description from the `# --` comment block directly above each key.
+
+    The key tree is the YAML parser's (`tau.safeyaml.compose`, PyYAML), so keys inside lists,
+    block scalars and flow mappings are never mistaken for values of their own. PyYAML drops
+    comments, so only the comment lines themselves are read from the text, above each key's
+    line."""
+    lines = text.splitlines()
     docs: dict[str, str] = {}
-    stack: list[tuple[int, str]] = []
-    pending: list[str] = []
-    in_comment = False
-    skip_deeper_than: int | None = None
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        indent = len(raw) - len(raw.lstrip())
-        if skip_deeper_than is not None:
-            if not stripped or indent > skip_deeper_than:
-                continue
-            skip_deeper_than = None
-        if stripped.startswith("# --"):
-            pending, in_comment = [stripped[4:].strip()], True
-            continue
-        if stripped.startswith("#"):
-            if in_comment:
-                pending.append(stripped[1:].strip())
-            continue
-        in_comment = False
-        if not stripped:
-            pending = []
-            continue
-        if stripped.startswith("- "):
-            skip_deeper_than = indent
-            pending = []
-            continue
-        match = _KEY.match(raw)
-        if not match:
-            pending = []
-            continue
-        key = match.group(2).strip("\"'")
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        path = ".".join([k for _, k in stack] + [key])
-        if pending:
-            docs[path] = " ".join(p for p in pending if p)
-        pending = []
-        rest = (match.group(3) or "").strip()
-        if _BLOCK.search(rest):
-            skip_deeper_than = indent
-        elif not rest:
-            stack.append((indent, key))
+
+    def above(line: int) -> str | None:
+        block: list[str] = []
+        while line > 0 and lines[line - 1].strip().startswith("#"):
+            line -= 1
+            block.insert(0, lines[line].strip())
+        starts = [i for i, comment in enumerate(block) if comment.startswith("# --")]
+        if not starts:
+            return None
+        first, *more = block[starts[-1] :]
+        parts = [first[4:].strip(), *(comment[1:].strip() for comment in more)]
+        return " ".join(part for part in parts if part)
+
+    def walk(node: yaml.Node | None, prefix: list[str]) -> None:
+        if not isinstance(node, yaml.MappingNode) or node.flow_style:
+            return
+        for key, value in node.value:
+            path = [*prefix, str(key.value)]
+            described = above(key.start_mark.line)
+            if described is not None:
+                docs[".".join(path)] = described
+            walk(value, path)
+
+    walk(safeyaml.compose(text), [])
     return docs
 
 

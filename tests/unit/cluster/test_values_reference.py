@@ -63,3 +63,28 @@ a:
         "a.text": "Text.",
         "a.b": "After the text.",
     }
+
+
+def test_comment_parser_takes_the_key_tree_from_the_yaml_parser():
+    """A flow mapping's keys share their parent's line; a key inside a list item is not a
+    chart value; a quoted key is its text; a blank line ends a description."""
+    text = """\
+# -- Flow.
+flow: {inner: 1, other: 2}
+list:
+  - # -- not a chart value
+    name: x
+# -- Quoted.
+"quoted.key": 1
+# -- Detached.
+
+plain: 2
+# -- Spans
+# two lines.
+multi: 3
+"""
+    assert comment_docs(text) == {
+        "flow": "Flow.",
+        "quoted.key": "Quoted.",
+        "multi": "Spans two lines.",
+    }
