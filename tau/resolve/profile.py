@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from tau.errors import ValidationError
 from tau.jsontypes import JSONObject
 from tau.resolve.layers import ProfileLayer
-from tau.runconfig.models import RunConfig
+from tau.resolve.provenance import field_path
+from tau.runconfig.models import Policy, RunConfig
 
 if TYPE_CHECKING:
     from tau.profiles.select import Selection
     from tau.runconfig.loader import LoadedConfig
 
 RESEARCHER = "researcher: tau.yaml"
-SNAPSHOT_SCOPE = ("policy.namespace", "policy.team", "policy.lane")
 
 
 def profile_layer(selection: Selection) -> ProfileLayer:
@@ -65,7 +65,8 @@ def snapshot_profile(loaded: LoadedConfig) -> ProfileLayer | None:
     if policy is None or not policy.workload_profile_snapshot:
         return None
     snapshot = policy.workload_profile_snapshot
-    missing = [dotted for dotted in SNAPSHOT_SCOPE if not getattr(policy, dotted.split(".")[1])]
+    scope = {"namespace": policy.namespace, "team": policy.team, "lane": policy.lane}
+    missing = [field_path(Policy, name) for name, value in scope.items() if not value]
     if missing:
         raise ValidationError(
             f"{', '.join(missing)} is required with policy.workload_profile_snapshot so "

@@ -377,8 +377,15 @@ class _Resolver:
         )
         if script:
             flow["main_script"] = str((self.loaded.base_dir / script).resolve())
-        for key in ("workload_kind", "smoke_pairs", "upstream_checkpoint"):
-            value = getattr(wrapper_flow, key) or (config.run and getattr(config.run, key, None))
+        run_block = config.run
+        forwarded: dict[str, str | int | None] = {
+            "workload_kind": wrapper_flow.workload_kind
+            or (run_block.workload_kind if run_block else None),
+            "smoke_pairs": wrapper_flow.smoke_pairs
+            or (run_block.smoke_pairs if run_block else None),
+            "upstream_checkpoint": wrapper_flow.upstream_checkpoint or None,  # not a run: field
+        }
+        for key, value in forwarded.items():
             if value is not None:
                 flow[key] = value
         if wrapper_flow.extra_scripts:
@@ -388,8 +395,13 @@ class _Resolver:
         if wrapper_flow.secret_payload:
             flow["secret_payload"] = wrapper_flow.secret_payload
         policy = data.setdefault("policy", {})
-        for key in ("workspace", "namespace", "queue"):
-            value = getattr(config.policy, key, None) if config.policy else None
+        wrapper_policy = config.policy
+        placed = {
+            "workspace": wrapper_policy.workspace if wrapper_policy else None,
+            "namespace": wrapper_policy.namespace if wrapper_policy else None,
+            "queue": wrapper_policy.queue if wrapper_policy else None,
+        }
+        for key, value in placed.items():
             if value:
                 if policy.get(key) and policy[key] != value:
                     raise ValidationError(

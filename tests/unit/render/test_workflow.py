@@ -363,6 +363,34 @@ def test_workflow_file_delegates_to_the_manifest(tmp_path: Path) -> None:
     assert intent.main_script == TRAINER
 
 
+def test_a_wrapper_forwards_its_run_block_and_policy_to_the_manifest(tmp_path: Path) -> None:
+    write(tmp_path, JOB, "flow.yaml")
+    wrapper = {
+        "workflow": {"file": "flow.yaml"},
+        "run": {"workload_kind": "rayjob", "smoke_pairs": 4},
+        "policy": {"queue": "research-lq"},
+    }
+    (tmp_path / "tau.yaml").write_text(yaml.safe_dump(wrapper))
+    resolution = resolve_workflow(load(tmp_path / "tau.yaml"), workspace=WORKSPACE)
+    assert resolution.intent.kind == "rayjob"
+    assert resolution.intent.smoke_pairs == 4
+    assert resolution.intent.queue == "research-lq"
+    assert str(resolution.provenance.source_of("queue")).endswith("flow.yaml (policy.queue)")
+
+
+def test_a_wrapper_policy_that_contradicts_the_manifest_is_refused(tmp_path: Path) -> None:
+    manifest = {**CPU_QUICKSTART, "policy": {"queue": "manifest-lq"}}
+    write(tmp_path, manifest, "flow.yaml")
+    (tmp_path / "tau.yaml").write_text(
+        yaml.safe_dump({"workflow": {"file": "flow.yaml"}, "policy": {"queue": "wrapper-lq"}})
+    )
+    with pytest.raises(ValidationError) as raised:
+        resolve_workflow(load(tmp_path / "tau.yaml"), workspace=WORKSPACE)
+    assert "policy.queue 'wrapper-lq' conflicts with the manifest's 'manifest-lq'" in str(
+        raised.value
+    )
+
+
 def test_a_workflow_file_wrapper_cannot_set_fields_it_would_ignore(tmp_path: Path) -> None:
     write(tmp_path, CPU_QUICKSTART, "flow.yaml")
     wrapper = tmp_path / "tau.yaml"
