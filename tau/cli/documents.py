@@ -10,16 +10,16 @@ omitted (documents are dumped with `exclude_unset`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+from tau.jsontypes import JSONObject
 
 
 class Document(BaseModel):
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> JSONObject:
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
@@ -165,7 +165,7 @@ class JobStatus(Document):
     failed: int = 0
     parallelism: int = 0
     managed_by: str = ""
-    conditions: list[dict[str, Any]] = []
+    conditions: list[JSONObject] = []
 
 
 class PodRow(Document):
@@ -217,12 +217,12 @@ class RunStatus(Document):
     failure: Failure | None = None
     phases: list[PhaseRow] = []
     job: JobStatus = JobStatus()
-    workloads: list[dict[str, Any]] = []
+    workloads: list[JSONObject] = []
     pods: list[PodRow] = []
     resource_claims: list[ResourceClaimRow] = []
     events: list[EventRow] = []
     diagnostics: list[Diagnostic] = []
     actions: list[Action] = []
     ray_job: RayJobStatus | None = None
-    metrics: dict[str, Any] | None = None
-    profile: list[dict[str, Any]] | None = None
+    metrics: JSONObject | None = None
+    profile: list[JSONObject] | None = None

@@ -14,7 +14,6 @@ match.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 _SHORT = {
     '"': '\\"',
@@ -37,7 +36,7 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\u{ord(char):04x}"
 
 
-def _encode(value: Any, out: list[str]) -> None:
+def _encode(value: object, out: list[str]) -> None:
     if value is None:
         out.append("null")
     elif value is True:
@@ -70,7 +69,7 @@ def _encode(value: Any, out: list[str]) -> None:
         raise TypeError(f"cannot encode {type(value).__name__} like Go's encoding/json")
 
 
-def marshal(value: Any) -> bytes:
+def marshal(value: object) -> bytes:
     """Go's `json.Marshal(value)` for dicts (as structs, in insertion order), lists, strings,
     integers, booleans and None."""
     out: list[str] = []

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 from pydantic import ValidationError
 
 from tau.api.cluster import MULTIKUEUE_TARGET, WorkloadProfile
+from tau.jsontypes import JSONObject
 from tau.profiles.gojson import marshal
 
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -77,8 +77,8 @@ def normal_target(value: str | None) -> str:
     return text
 
 
-def _normal_priorities(value: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _normal_priorities(value: JSONObject) -> JSONObject:
+    out: JSONObject = {}
     for key in PRIORITY_NAMES:
         name = normal_name(value.get(key) or "")
         if name:
@@ -88,9 +88,9 @@ def _normal_priorities(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def normalize(profile: dict[str, Any]) -> dict[str, Any]:
+def normalize(profile: JSONObject) -> JSONObject:
     """The intent fields of `profile` in normal form (wire names, empty fields omitted)."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for key in INTENT_FIELDS:
         value = profile.get(key)
         if value is None:
@@ -124,7 +124,7 @@ def normalize(profile: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def normalize_resolved(profile: dict[str, Any]) -> dict[str, Any]:
+def normalize_resolved(profile: JSONObject) -> JSONObject:
     """Intent, resolved identities (sets deduplicated and sorted) and conditions (by type).
 
     ValueError when two LocalQueues share a namespace and name.
@@ -175,7 +175,7 @@ def _label_value(value: str) -> bool:
     return len(value) <= 63 and LABEL_VALUE.fullmatch(value) is not None
 
 
-def validation_problems(profile: dict[str, Any]) -> list[str]:
+def validation_problems(profile: JSONObject) -> list[str]:
     """Why a declared profile is invalid (empty when it is valid and in normal form)."""
     problems: list[str] = []
     intent = {key: profile[key] for key in INTENT_FIELDS if profile.get(key) is not None}
@@ -209,7 +209,7 @@ def validation_problems(profile: dict[str, Any]) -> list[str]:
     return sorted(set(problems))
 
 
-def _present(intent: dict[str, Any]) -> dict[str, Any]:
+def _present(intent: JSONObject) -> JSONObject:
     out = dict(intent)
     if isinstance(out.get("description"), str) and not out["description"]:
         out.pop("description")
@@ -224,7 +224,7 @@ def _present(intent: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _hash_problems(resolved: dict[str, Any]) -> list[str]:
+def _hash_problems(resolved: JSONObject) -> list[str]:
     """What upstream refuses to hash: an invalid intent, a value Go cannot decode into the
     CRD's types, or a resolved identity that is not a Kubernetes object name."""
     problems = validation_problems(resolved)
@@ -246,11 +246,11 @@ def _hash_problems(resolved: dict[str, Any]) -> list[str]:
     return problems
 
 
-def hash_record(resolved: dict[str, Any]) -> dict[str, Any]:
+def hash_record(resolved: JSONObject) -> JSONObject:
     """The Go struct upstream hashes for one normalized resolved profile, field for field."""
     scope = resolved.get("applicability") or {}
     priorities = resolved.get("priorities") or {}
-    record: dict[str, Any] = {"name": resolved.get("name", "")}
+    record: JSONObject = {"name": resolved.get("name", "")}
     if resolved.get("description"):
         record["description"] = resolved["description"]
     record["applicability"] = {field: scope[field] for field in SCOPES if scope.get(field)}
@@ -267,7 +267,7 @@ def hash_record(resolved: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def resolved_profiles(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def resolved_profiles(profiles: list[JSONObject]) -> list[JSONObject]:
     """Every profile normalized and valid, sorted by name; ValueError names the first fault."""
     out = []
     for profile in profiles:
@@ -283,7 +283,7 @@ def resolved_profiles(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda p: p.get("name", ""))
 
 
-def profile_set_hash(profiles: list[dict[str, Any]]) -> str:
+def profile_set_hash(profiles: list[JSONObject]) -> str:
     """Upstream's profileSetHash: lowercase hex SHA-256 of the Go encoding of the sorted
     records (conditions and live data excluded); ValueError when upstream could not hash."""
     records = [hash_record(p) for p in resolved_profiles(profiles)]

@@ -7,11 +7,11 @@ the researcher owns the profile/namespace/team/lane they asked for.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from tau import keys
 from tau.api.cluster import SINGLETON_NAME
 from tau.errors import RuntimeFailure, ValidationError
+from tau.jsontypes import JSONObject
 from tau.profiles.normalize import (
     SCOPES,
     normal_label,
@@ -30,7 +30,7 @@ class ProfileUnavailable(RuntimeFailure):
 
 @dataclass(frozen=True)
 class Selection:
-    profile: dict[str, Any]
+    profile: JSONObject
     generation: int
     profile_set_hash: str
     source: str
@@ -49,7 +49,7 @@ class Selection:
         }
 
 
-def ready_at(profile: dict[str, Any], generation: int) -> tuple[bool, str]:
+def ready_at(profile: JSONObject, generation: int) -> tuple[bool, str]:
     for cond in profile.get("conditions") or []:
         if cond.get("type") == keys.COND_READY:
             if cond.get("observedGeneration") != generation:
@@ -64,7 +64,7 @@ def ready_at(profile: dict[str, Any], generation: int) -> tuple[bool, str]:
 
 
 def applicability_problem(
-    profile: dict[str, Any],
+    profile: JSONObject,
     namespace: str | None,
     team: str | None,
     lane: str | None,
@@ -90,7 +90,7 @@ def applicability_problem(
 class ProfileSet:
     generation: int
     profile_set_hash: str
-    profiles: tuple[dict[str, Any], ...]
+    profiles: tuple[JSONObject, ...]
     source: str
 
     def select(
@@ -154,7 +154,7 @@ class ProfileSet:
         )
 
 
-def accept_status(tau_cluster: dict[str, Any]) -> ProfileSet:
+def accept_status(tau_cluster: JSONObject) -> ProfileSet:
     """The TauCluster's published profile set, only if it is current, ready and consistent."""
     meta = tau_cluster.get("metadata") or {}
     if meta.get("name") != SINGLETON_NAME:
@@ -197,7 +197,7 @@ def accept_status(tau_cluster: dict[str, Any]) -> ProfileSet:
 
 
 def consistent(
-    generation: int, published: str, profiles: tuple[dict[str, Any], ...], source: str
+    generation: int, published: str, profiles: tuple[JSONObject, ...], source: str
 ) -> ProfileSet:
     """The profile set if `published` is its hash; profiles come back in normal form (as
     upstream's decoder returns them), so selection compares names and scopes exactly."""

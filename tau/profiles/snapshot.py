@@ -7,20 +7,20 @@ snapshot can never authorize anything the live status would not have.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from tau import atomicfile, safeyaml
 from tau.api.meta import API_VERSION
 from tau.errors import ValidationError
+from tau.jsontypes import JSONObject
 from tau.profiles.select import PLATFORM, ProfileSet, ProfileUnavailable, consistent, ready_at
 
 SNAPSHOT_KIND = "TauWorkloadProfileSnapshot"
 SNAPSHOT_OWNER = "researcher: policy.workload_profile_snapshot"
 
 
-def snapshot_from(profile_set: ProfileSet) -> dict[str, Any]:
+def snapshot_from(profile_set: ProfileSet) -> JSONObject:
     """The snapshot envelope; every profile must be Ready at the snapshot's generation."""
     for profile in profile_set.profiles:
         ok, why = ready_at(profile, profile_set.generation)
@@ -39,11 +39,11 @@ def snapshot_from(profile_set: ProfileSet) -> dict[str, Any]:
     }
 
 
-def dump_snapshot(snapshot: dict[str, Any]) -> str:
+def dump_snapshot(snapshot: JSONObject) -> str:
     return yaml.safe_dump(snapshot, sort_keys=False)
 
 
-def write_snapshot(snapshot: dict[str, Any], path: Path) -> None:
+def write_snapshot(snapshot: JSONObject, path: Path) -> None:
     """Write atomically (a reader sees the old file or the new one), mode 0644."""
     atomicfile.write_text(Path(path), dump_snapshot(snapshot))
 

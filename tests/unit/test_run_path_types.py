@@ -26,6 +26,7 @@ RUN_PATH = (
     "tau/cli/logs.py",
     "tau/cli/options.py",
     "tau/cli/output.py",
+    "tau/cli/documents.py",
     "tau/kube",
     "tau/connection",
     "tau/lifecycle",
@@ -33,6 +34,7 @@ RUN_PATH = (
     "tau/run",
     "tau/render",
     "tau/resolve",
+    "tau/profiles",
 )
 
 
