@@ -115,16 +115,36 @@ CASES = {
 }
 
 
+RECORDED = {
+    **{case: (node, recording) for case, (node, recording, _, _) in CASES.items()},
+    "MIG with instances": (MIG, rec.MIG_A100),
+    "CPU node": (CPU, rec.CPU_NODE),
+}
+
+
+@pytest.fixture(scope="module")
+def rated(tmp_path_factory) -> dict[str, NodeHealth]:
+    """Every recording probed once, a few suites at a time (each is its own pytest process)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(case: str) -> NodeHealth:
+        node, recording = RECORDED[case]
+        return probe_recorded(tmp_path_factory.mktemp("recorded"), node, recording)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip(RECORDED, pool.map(one, RECORDED), strict=True))
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_rating_of_the_node_suite_on_recorded_outputs(case, tmp_path):
-    node, recording, status, reasons = CASES[case]
-    health = probe_recorded(tmp_path, node, recording)
+def test_rating_of_the_node_suite_on_recorded_outputs(case, rated):
+    _, _, status, reasons = CASES[case]
+    health = rated[case]
     assert health.pod_error == ""
     assert (health.status, health.reasons) == (status, reasons)
 
 
-def test_a_healthy_h200_reports_its_facts_in_the_table(tmp_path):
-    health = probe_recorded(tmp_path, H200, rec.HEALTHY_H200)
+def test_a_healthy_h200_reports_its_facts_in_the_table(rated):
+    health = rated["healthy H200"]
     assert {c.outcome for c in health.checks} == {suites.PASSED}
     assert table_row(H200, health) == [
         "aks-h200-0",
@@ -138,8 +158,8 @@ def test_a_healthy_h200_reports_its_facts_in_the_table(tmp_path):
     ]
 
 
-def test_a_failing_nvidia_smi_skips_the_checks_that_need_it(tmp_path):
-    health = probe_recorded(tmp_path, H200, rec.changed(rec.HEALTHY_H200, smi_l=(9, "")))
+def test_a_failing_nvidia_smi_skips_the_checks_that_need_it(rated):
+    health = rated["nvidia-smi failure"]
     skipped = {c.name for c in health.checks if c.outcome == suites.SKIPPED}
     assert "test_gpu.py::test_no_uncorrected_ecc_errors" in skipped
     assert all(
@@ -151,14 +171,14 @@ def test_a_failing_nvidia_smi_skips_the_checks_that_need_it(tmp_path):
     assert row[1] == "0/8" and row[-1] == "UNHEALTHY (nvidia-smi failed (rc 9))"
 
 
-def test_mig_node_table_counts_slices(tmp_path):
-    health = probe_recorded(tmp_path, MIG, rec.MIG_A100)
+def test_mig_node_table_counts_slices(rated):
+    health = rated["MIG with instances"]
     assert health.status == HEALTHY, health.reasons
     assert table_row(MIG, health)[:4] == ["aks-a100-mig-0", "1 (7 slices)", "mig", "n/a"]
 
 
-def test_a_cpu_node_reports_no_gpu_as_such(tmp_path):
-    health = probe_recorded(tmp_path, CPU, rec.CPU_NODE)
+def test_a_cpu_node_reports_no_gpu_as_such(rated):
+    health = rated["CPU node"]
     assert health.status == HEALTHY and health.reasons == []
     gpu_checks = [c for c in health.checks if c.name.startswith("test_gpu.py")]
     assert gpu_checks and {(c.outcome, c.message) for c in gpu_checks} == {
