@@ -245,6 +245,18 @@ def probe_pod(node: str, *, stamp: int, image: str, seconds: int) -> dict[str, A
     }
 
 
+def _container_state(pod: dict[str, Any]) -> str:
+    """Why the probe container is not running (` (ImagePullBackOff: ...)`), or ""."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        state = status.get("state") or {}
+        detail = state.get("waiting") or state.get("terminated") or {}
+        reason = detail.get("reason") or ""
+        if reason:
+            message = str(detail.get("message") or "").strip().splitlines()
+            return f" ({reason}: {message[0]})" if message else f" ({reason})"
+    return ""
+
+
 def _exec_error(pod: str, context: str, timeout: float) -> str:
     """Why `kubectl exec` into the probe pod and nsenter into the node fail, or ""."""
     argv = ["kubectl", *(["--context", context] if context else []), "-n", PROBE_NAMESPACE]
@@ -286,7 +298,7 @@ def run_probe(
     except KubeError as error:
         return NodeHealth(node.name, UNKNOWN, pod_error=f"cannot create probe pod: {error}")
     try:
-        phase = ""
+        phase, current = "", pod
         while time.monotonic() < deadline:
             current = client.get(PODS, name, PROBE_NAMESPACE)
             phase = (current.get("status") or {}).get("phase", "")
@@ -296,7 +308,8 @@ def run_probe(
         if phase != "Running":
             state = phase or "Pending"
             waited = f" after {timeout:.0f}s" if state == "Pending" else ""
-            return NodeHealth(node.name, UNKNOWN, pod_error=f"probe pod {state}{waited}")
+            stuck = f"probe pod {state}{waited}{_container_state(current)}"
+            return NodeHealth(node.name, UNKNOWN, pod_error=stuck)
         unreachable = _exec_error(name, context, min(30.0, deadline - time.monotonic()))
         if unreachable:
             return NodeHealth(node.name, UNKNOWN, pod_error=unreachable)

@@ -294,3 +294,29 @@ def test_node_selector_from_gpu_class_and_selector():
         node_selector("any", "tau.azure.com/gpu-class=a100-80gb")
     with pytest.raises(UsageError, match="not a supported class"):
         node_selector("tpu-v5", "")
+
+
+def test_a_probe_pod_that_cannot_start_says_why():
+    from tau.cluster.probe import _container_state
+
+    pulling = {
+        "status": {
+            "phase": "Pending",
+            "containerStatuses": [
+                {
+                    "state": {
+                        "waiting": {
+                            "reason": "ImagePullBackOff",
+                            "message": 'Back-off pulling image "mirror/tau:0.3.2"\nmore',
+                        }
+                    }
+                }
+            ],
+        }
+    }
+    assert _container_state(pulling) == (
+        ' (ImagePullBackOff: Back-off pulling image "mirror/tau:0.3.2")'
+    )
+    exited = {"status": {"containerStatuses": [{"state": {"terminated": {"reason": "Error"}}}]}}
+    assert _container_state(exited) == " (Error)"
+    assert _container_state({"status": {}}) == ""
