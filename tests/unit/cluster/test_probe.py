@@ -127,9 +127,12 @@ def rated(tmp_path_factory) -> dict[str, NodeHealth]:
     """Every recording probed once, a few suites at a time (each is its own pytest process)."""
     from concurrent.futures import ThreadPoolExecutor
 
+    # Directories first: pytest's temporary-directory factory is not thread-safe.
+    places = {case: tmp_path_factory.mktemp("recorded") for case in RECORDED}
+
     def one(case: str) -> NodeHealth:
         node, recording = RECORDED[case]
-        return probe_recorded(tmp_path_factory.mktemp("recorded"), node, recording)
+        return probe_recorded(places[case], node, recording)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(zip(RECORDED, pool.map(one, RECORDED), strict=True))
