@@ -34,7 +34,7 @@ ACCESS_METHODS = ("kubeconfig", "aks")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, defer_build=True)
 
 
 class ConnectionCluster(_Strict):

@@ -48,14 +48,20 @@ class SpecModel(BaseModel):
     """A desired-state model: unknown fields are errors, so typos never pass silently."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", use_enum_values=True
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        use_enum_values=True,
+        defer_build=True,
     )
 
 
 class StatusModel(BaseModel):
     """An observed-state model: tolerant of fields newer controllers may add."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
 
 def dump(model: BaseModel) -> dict[str, Any]:
@@ -91,7 +97,9 @@ def now_rfc3339() -> str:
 class ObjectMeta(BaseModel):
     """The metadata fields TauGrid reads; everything else is kept verbatim."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", defer_build=True
+    )
 
     name: str = ""
     namespace: str | None = None
@@ -131,7 +139,9 @@ class CrdInfo:
 class KubeObject(BaseModel):
     """A whole custom object: apiVersion, kind, metadata, spec and status."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", defer_build=True
+    )
 
     crd: ClassVar[CrdInfo]
 

@@ -17,7 +17,9 @@ from tau.jsontypes import JSONObject
 
 
 class Document(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, defer_build=True
+    )
 
     def dump(self) -> JSONObject:
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)

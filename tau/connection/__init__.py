@@ -5,76 +5,138 @@ the checked-in descriptor and the repository boundary (`descriptor`), the monore
 (`catalog`), the ordered discovery of a project's contract (`discovery`), local state under
 the Tau config dir — pins, assignments, readiness evidence (`localstate`) — isolated
 kubeconfigs (`kubeconfig`, `aks`), and live verification against the TauWorkspace
-(`verify`, `connect`), and the route a command takes to a run's cluster (`target`).
+(`verify`, `connecting`), and the route a command takes to a run's cluster (`target`).
 
 Code outside this package imports these names from `tau.connection` only (the import-graph
-test enforces it). Importing it stays cheap: `tau.kube` loads the Kubernetes client on first
-use, and the Azure SDKs load inside `aks` only when an AKS connection is made.
+test enforces it). Importing it costs nothing: each name loads its module on first access
+(PEP 562), so an offline command that reads the descriptor and local state never loads
+`verify`, `connecting` or `target`, nor through them `tau.kube`; the Azure SDKs load inside
+`aks` only when an AKS connection is made.
 """
 
-from tau.connection.aks import azure_credential, cluster_user_kubeconfig
-from tau.connection.catalog import (
-    CATALOG_FILE,
-    Catalog,
-    Project,
-    check_workspace_binding,
-    default_config,
-    load_catalog,
-    project_targets,
-    select_lifecycle_project,
-    select_project,
-)
-from tau.connection.connect import (
-    Connection,
-    Interaction,
-    connect,
-    ensure_connection,
-)
-from tau.connection.descriptor import (
-    ConnectionSource,
-    DescriptorNotFound,
-    Repository,
-    find_descriptor,
-    find_repository,
-    load_descriptor,
-    parse_descriptor_text,
-)
-from tau.connection.discovery import discover_connection
-from tau.connection.kubeconfig import load_merged
-from tau.connection.localstate import (
-    ConnectionState,
-    ReviewRequired,
-    cached_connections,
-    clear_assignment,
-    config_dir,
-    is_fresh,
-    load_state,
-    pin_changes,
-    save_assignment,
-    state_path,
-)
-from tau.connection.target import (
-    Target,
-    cached_route,
-    cached_targets,
-    resolve_target,
-    terminal_interaction,
-)
-from tau.connection.verify import (
-    AUTHORIZATION,
-    PLATFORM,
-    READINESS,
-    LayerFailure,
-    LiveWorkspace,
-    active_workspace,
-    denied_workspace,
-    live_contract,
-    not_taugrid,
-    read_workspace,
-    readiness_problem,
-    verify_live,
-    workspace_objects,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.connection.aks import azure_credential, cluster_user_kubeconfig
+    from tau.connection.catalog import (
+        CATALOG_FILE,
+        Catalog,
+        Project,
+        check_workspace_binding,
+        default_config,
+        load_catalog,
+        project_targets,
+        select_lifecycle_project,
+        select_project,
+    )
+    from tau.connection.connecting import (
+        Connection,
+        Interaction,
+        connect,
+        ensure_connection,
+    )
+    from tau.connection.descriptor import (
+        ConnectionSource,
+        DescriptorNotFound,
+        Repository,
+        find_descriptor,
+        find_repository,
+        load_descriptor,
+        parse_descriptor_text,
+    )
+    from tau.connection.discovery import discover_connection
+    from tau.connection.kubeconfig import load_merged
+    from tau.connection.localstate import (
+        ConnectionState,
+        ReviewRequired,
+        cached_connections,
+        clear_assignment,
+        config_dir,
+        is_fresh,
+        load_state,
+        pin_changes,
+        save_assignment,
+        state_path,
+    )
+    from tau.connection.target import (
+        Target,
+        cached_route,
+        cached_targets,
+        resolve_target,
+        terminal_interaction,
+    )
+    from tau.connection.verify import (
+        AUTHORIZATION,
+        PLATFORM,
+        READINESS,
+        LayerFailure,
+        LiveWorkspace,
+        active_workspace,
+        denied_workspace,
+        live_contract,
+        not_taugrid,
+        read_workspace,
+        readiness_problem,
+        verify_live,
+        workspace_objects,
+    )
+
+# Where each public name lives: `__getattr__` imports that module on first access.
+_HOMES = {
+    "azure_credential": "aks",
+    "cluster_user_kubeconfig": "aks",
+    "CATALOG_FILE": "catalog",
+    "Catalog": "catalog",
+    "Project": "catalog",
+    "check_workspace_binding": "catalog",
+    "default_config": "catalog",
+    "load_catalog": "catalog",
+    "project_targets": "catalog",
+    "select_lifecycle_project": "catalog",
+    "select_project": "catalog",
+    "Connection": "connecting",
+    "Interaction": "connecting",
+    "connect": "connecting",
+    "ensure_connection": "connecting",
+    "ConnectionSource": "descriptor",
+    "DescriptorNotFound": "descriptor",
+    "Repository": "descriptor",
+    "find_descriptor": "descriptor",
+    "find_repository": "descriptor",
+    "load_descriptor": "descriptor",
+    "parse_descriptor_text": "descriptor",
+    "discover_connection": "discovery",
+    "load_merged": "kubeconfig",
+    "ConnectionState": "localstate",
+    "ReviewRequired": "localstate",
+    "cached_connections": "localstate",
+    "clear_assignment": "localstate",
+    "config_dir": "localstate",
+    "is_fresh": "localstate",
+    "load_state": "localstate",
+    "pin_changes": "localstate",
+    "save_assignment": "localstate",
+    "state_path": "localstate",
+    "Target": "target",
+    "cached_route": "target",
+    "cached_targets": "target",
+    "resolve_target": "target",
+    "terminal_interaction": "target",
+    "AUTHORIZATION": "verify",
+    "PLATFORM": "verify",
+    "READINESS": "verify",
+    "LayerFailure": "verify",
+    "LiveWorkspace": "verify",
+    "active_workspace": "verify",
+    "denied_workspace": "verify",
+    "live_contract": "verify",
+    "not_taugrid": "verify",
+    "read_workspace": "verify",
+    "readiness_problem": "verify",
+    "verify_live": "verify",
+    "workspace_objects": "verify",
+}
 
 __all__ = [
     "AUTHORIZATION",
@@ -130,3 +192,16 @@ __all__ = [
     "verify_live",
     "workspace_objects",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -110,7 +110,7 @@ def parse_time(value: str | None) -> datetime | None:
 class Assignment(BaseModel):
     """A non-secret connection contract stored for exactly one worktree/project."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     schema_: str
     repositoryRoot: str
@@ -240,7 +240,7 @@ def clear_assignment(
 class ConnectionState(BaseModel):
     """What was approved and last verified for one (workspace, access, checkout)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     schema_: str = STATE_SCHEMA
     workspace: str

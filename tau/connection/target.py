@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 
 from tau import keys
-from tau.connection.connect import Interaction, ensure_connection
+from tau.connection.connecting import Interaction, ensure_connection
 from tau.connection.descriptor import DescriptorNotFound
 from tau.connection.kubeconfig import load_merged
 from tau.connection.localstate import ConnectionState, cached_connections

@@ -15,12 +15,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from tau.data import datasets, layout
+from tau.data import layout
 from tau.data.refs import DatasetRef, is_dataset_reference, parse_dataset_reference
-from tau.data.root import Root
 from tau.errors import UsageError, ValidationError
 
 if TYPE_CHECKING:
+    from tau.data.root import Root
     from tau.render.intent import RunIntent
     from tau.render.workflow import WorkflowIntent
 
@@ -102,6 +102,9 @@ def bind(intent: Intent, open_root: Callable[[str], Root]) -> Intent:
             "data PVC at /data; set storage.data_pvc (the registry and its bytes live there)",
             owner=RESEARCHER,
         )
+    # The registry (and its pydantic records) loads only here: client dry-run never binds.
+    from tau.data import datasets
+
     root = open_root(claim)
     pinned: dict[str, str] = {}
     recorded: list[tuple[str, str]] = []

@@ -27,7 +27,7 @@ SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
     def to_bytes(self) -> bytes:
         data = self.model_dump(mode="json", exclude_none=True, by_alias=True)

@@ -1,6 +1,6 @@
 """The experiment evidence store: SQLite catalogue, Parquet metrics, artifacts, summaries.
 
-Public entry points (import from here; heavy libraries load only when used):
+Public entry points (import from here; each loads its module, and heavy libraries, on first use):
 
 - `resolve_store_path(flag, env)`: `--store` / `TAU_EXP_STORE` / the scoped composite.
 - `Store.create(root)` / `Store.open(root)`: the store handle.
@@ -11,13 +11,35 @@ Public entry points (import from here; heavy libraries load only when used):
 
 from __future__ import annotations
 
-from tau.evidence.errors import StoreConflict, StoreCorrupt
-from tau.evidence.ingest import ingest_run
-from tau.evidence.jsonl import ImportRequest, import_jsonl
-from tau.evidence.location import resolve_store_path
-from tau.evidence.records import RunRecord, init_experiment, tag_run
-from tau.evidence.store import Store
-from tau.evidence.track import TrackRequest, track_run
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tau.evidence.errors import StoreConflict, StoreCorrupt
+    from tau.evidence.ingest import ingest_run
+    from tau.evidence.jsonl import ImportRequest, import_jsonl
+    from tau.evidence.location import resolve_store_path
+    from tau.evidence.records import RunRecord, init_experiment, tag_run
+    from tau.evidence.store import Store
+    from tau.evidence.track import TrackRequest, track_run
+
+# Where each public name lives: `__getattr__` imports that module on first access, so a
+# module that needs one constant (the renderers' `location.WORKSPACE_STORE_PATH`) does not
+# load the store, SQLite and file locking with it.
+_HOMES = {
+    "StoreConflict": "errors",
+    "StoreCorrupt": "errors",
+    "ingest_run": "ingest",
+    "ImportRequest": "jsonl",
+    "import_jsonl": "jsonl",
+    "resolve_store_path": "location",
+    "RunRecord": "records",
+    "init_experiment": "records",
+    "tag_run": "records",
+    "Store": "store",
+    "TrackRequest": "track",
+    "track_run": "track",
+}
 
 __all__ = [
     "ImportRequest",
@@ -33,3 +55,16 @@ __all__ = [
     "tag_run",
     "track_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -43,7 +43,7 @@ Quantity = Annotated[str | None, BeforeValidator(_text)]
 class Part(BaseModel):
     """Unknown keys are warned about by `tau.runconfig.managed`, then ignored here."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 
 
 class Compute(Part):

@@ -324,3 +324,23 @@ def test_the_connection_face_loads_without_the_kubernetes_client() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("face", ["tau.connection", "tau.evidence"])
+def test_a_lazily_loaded_face_gives_each_exported_name_its_object(face: str) -> None:
+    """These faces load a name's module on first access (PEP 562). Python binds a submodule
+    on its package when it is first imported, so a function named like its own module would
+    turn into that module once anything imported the module directly: import every
+    submodule first, then every exported name must still be what its module defines."""
+    probe = (
+        "import importlib, pkgutil, types, sys\n"
+        f"face = importlib.import_module({face!r})\n"
+        "for info in pkgutil.iter_modules(face.__path__):\n"
+        "    importlib.import_module(f'{face.__name__}.{info.name}')\n"
+        "wrong = [n for n in face.__all__ if isinstance(getattr(face, n), types.ModuleType)]\n"
+        "print(wrong)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout
+    assert out.strip() == "[]"
