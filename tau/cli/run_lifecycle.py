@@ -8,6 +8,8 @@ run validate` stays fast.
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -49,7 +51,26 @@ def terminal(output: str = "table", model: type[Document] | None = None) -> Term
         table=print_table,
         document=document,
         status=_status,
+        countdown=_countdown,
     )
+
+
+def _countdown(seconds: float) -> None:
+    """A retry's backoff: a visible countdown when stderr is a terminal, a plain wait otherwise
+    (the line before it already said how long)."""
+    from tau.run.failures import format_duration
+
+    if not sys.stderr.isatty() or seconds < 2:
+        time.sleep(seconds)
+        return
+    remaining = seconds
+    while remaining > 0:
+        sys.stderr.write(f"\r  retrying in {format_duration(remaining)} ")
+        sys.stderr.flush()
+        step = min(1.0, remaining)
+        time.sleep(step)
+        remaining -= step
+    sys.stderr.write("\r" + " " * 30 + "\r")
 
 
 def _status(doc: Mapping[str, object]) -> None:

@@ -14,8 +14,6 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import click
-
 from tau import keys
 from tau.connection import Target
 from tau.errors import RuntimeFailure, TauError, UsageError
@@ -88,16 +86,20 @@ def streams(
     namespace: str,
     name: str,
     opts: LogOptions,
+    *,
+    note: Callable[[str], None],
     token: Callable[[str], Callable[[], str]] = azure_token,
 ) -> Sources:
-    """(prefix, line iterator factory) for every container to read. `token` gives the ADX
+    """(prefix, line iterator factory) for every container to read. `note` tells the reader
+    (the CLI prints it on stderr) when a source is not the pod's own log: the central log
+    offload, or the head container standing in for `ray job logs`. `token` gives the ADX
     bearer tokens for an endpoint when the central log offload is read."""
     found = find(kube, namespace, name)
     if found is None:
         offload = _offload(kube, namespace, opts)
         if offload is not None:
             # A RayJob KubeRay (or its TTL) removed: its head pods were named `<name>-*`.
-            return _offload_streams(offload, namespace, f"{name}-", opts, token, name)
+            return _offload_streams(offload, namespace, f"{name}-", opts, note, token, name)
         raise RuntimeFailure(
             f'no Job or RayJob "{name}" found in namespace "{namespace}"',
             hint=f"list runs with `tau run list -n {namespace} --include-external`; a "
@@ -107,7 +109,7 @@ def streams(
         )
     kind, obj = found
     if kind == "RayJob":
-        return _ray_streams(kube, namespace, name, obj, opts, token)
+        return _ray_streams(kube, namespace, name, obj, opts, note, token)
     pods = sorted(
         kube.list(PODS, namespace, label_selector=f"job-name={name}"), key=lambda p: o.name(p)
     )
@@ -165,6 +167,7 @@ def _ray_streams(
     name: str,
     rayjob: JSONObject,
     opts: LogOptions,
+    note: Callable[[str], None],
     token: Callable[[str], Callable[[], str]],
 ) -> Sources:
     st = o.status(rayjob)
@@ -182,7 +185,7 @@ def _ray_streams(
     if not heads:
         offload = _offload(kube, namespace, opts)
         if offload is not None:
-            return _offload_streams(offload, namespace, f"{cluster}-head", opts, token, name)
+            return _offload_streams(offload, namespace, f"{cluster}-head", opts, note, token, name)
         raise RuntimeFailure(
             f"head pod not found for RayJob {name}",
             hint="KubeRay deletes the RayCluster when the job ends (shutdownAfterJobFinishes); "
@@ -194,7 +197,8 @@ def _ray_streams(
     label = f"[pod/{o.name(head)}/{container}] "
     if driver_log or opts.follow or opts.container or opts.previous:
         return [(label, _reader(kube, namespace, head, container, opts))]
-    return [(label, _driver_reader(kube, namespace, head, container, str(st["jobId"]), opts))]
+    job_id = str(st["jobId"])
+    return [(label, _driver_reader(kube, namespace, head, container, job_id, opts, note))]
 
 
 def _offload(kube: KubeClient, namespace: str, opts: LogOptions) -> LogOffload | None:
@@ -218,6 +222,7 @@ def _offload_streams(
     namespace: str,
     pod_prefix: str,
     opts: LogOptions,
+    note: Callable[[str], None],
     token: Callable[[str], Callable[[], str]],
     name: str,
 ) -> Sources:
@@ -236,10 +241,9 @@ def _offload_streams(
     labelled = opts.prefix or opts.all_containers
 
     def lines() -> Iterator[str]:
-        click.echo(
+        note(
             f"note: the head pod of {namespace}/{name} is gone; reading the central log offload "
-            f"(ADX {where.endpoint} database {where.database}, cluster {where.cluster})",
-            err=True,
+            f"(ADX {where.endpoint} database {where.database}, cluster {where.cluster})"
         )
         for label, line in offloaded_lines(where, read, token(where.endpoint)):
             yield (label if labelled else "") + line
@@ -277,6 +281,7 @@ def _driver_reader(
     container: str,
     job_id: str,
     opts: LogOptions,
+    note: Callable[[str], None],
 ) -> Callable[[], Iterator[str]]:
     """The Ray driver's output (`ray job logs` in the head container); the head container's
     own log when exec is unavailable (no pods/exec permission, or no Ray in the pod)."""
@@ -288,10 +293,9 @@ def _driver_reader(
                 kube, namespace, o.name(head), container, ["ray", "job", "logs", job_id]
             )
         except KubeError as error:
-            click.echo(
+            note(
                 f"note: ray job logs {job_id} is unavailable ({error.layer}); showing the head "
-                f"container's log instead",
-                err=True,
+                f"container's log instead"
             )
             yield from fallback()
             return

@@ -7,7 +7,6 @@ cause of each attempt visible.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -147,29 +146,16 @@ def delete_workload(kube: KubeClient, namespace: str, name: str, timeout: float 
         wait_for_change(kube, snap, 2)
 
 
-def countdown(seconds: float, sleep: Callable[[float], None], say: Callable[[str], None]) -> None:
-    """A visible countdown on a terminal; one line otherwise."""
-    if not sys.stderr.isatty() or seconds < 2:
-        sleep(seconds)
-        return
-    remaining = seconds
-    while remaining > 0:
-        sys.stderr.write(f"\r  retrying in {format_duration(remaining)} ")
-        sys.stderr.flush()
-        step = min(1.0, remaining)
-        sleep(step)
-        remaining -= step
-    sys.stderr.write("\r" + " " * 30 + "\r")
-
-
 def run_retries(
     prepared: Prepared,
     policy: RetryPolicy,
     *,
     say: Callable[[str], None],
-    sleep: Callable[[float], None] = time.sleep,
+    wait: Callable[[float], None],
     poll: float = POLL_SECONDS,
 ) -> None:
+    """`say` prints each decision and `wait` waits out each backoff; both are the CLI's, so
+    the countdown a terminal shows is drawn there."""
     from tau.lifecycle.submit import submit, with_attempt
 
     kube, namespace, name = prepared.kube, prepared.namespace, prepared.name
@@ -237,7 +223,7 @@ def run_retries(
             f"attempt {attempt}/{policy.max_retries} failed ({failure}) — retrying in "
             f"{format_duration(delay)}"
         )
-        countdown(delay, sleep, say)
+        wait(delay)
         emit_event(
             kube,
             snap,

@@ -26,6 +26,8 @@ class Terminal:
     document: Callable[[Mapping[str, object]], None]
     # The human layout of a RunStatus document (`tau run status` without -o).
     status: Callable[[Mapping[str, object]], None]
+    # Waits out a retry's backoff (seconds), showing a countdown where stderr is a terminal.
+    countdown: Callable[[float], None]
 
     def history(self, entries: Sequence[Mapping[str, object]]) -> None:
         """A run's retry and resume entries: one table whichever engine ran it."""

@@ -82,7 +82,7 @@ class ClusterBackend:
             terminal.out(f"  {line}")
         policy = policy_from(plan.loaded.config, prepared.name)
         if policy is not None:
-            run_retries(prepared, policy, say=terminal.err)
+            run_retries(prepared, policy, say=terminal.err, wait=terminal.countdown)
 
     def status(self, request: StatusRequest, terminal: Terminal) -> None:
         from tau.lifecycle import phases as ph
@@ -188,7 +188,8 @@ class ClusterBackend:
                 if not options.offload.given():
                     raise
                 target = self.target()
-        write_logs(streams(target.client(), target.namespace, name, options), options, terminal.out)
+        sources = streams(target.client(), target.namespace, name, options, note=terminal.err)
+        write_logs(sources, options, terminal.out)
 
     def _discover(self, name: str) -> Target:
         from tau.connection import cached_targets

@@ -8,6 +8,8 @@ import pytest
 
 from tau import keys
 from tau.errors import RuntimeFailure, UsageError
+from tau.kube import KubeClient
+from tau.lifecycle.logs import LogOptions, streams
 from tau.lifecycle.offload import (
     LogOffload,
     OffloadRead,
@@ -19,6 +21,7 @@ from tau.lifecycle.offload import (
     published_connection,
 )
 from tests.unit.connection.conftest import AzureStandIn, azure
+from tests.unit.scripted_api import scripted_api
 
 from .kusto_standin import KustoStandIn, kusto
 
@@ -205,3 +208,25 @@ def test_an_incomplete_connection_names_every_missing_flag() -> None:
         connection(LogOffload(endpoint="https://logs.kusto.windows.net"), LogOffload(), NS)
     line = raised.value.one_line()
     assert "--kusto-cluster, --kusto-database" in line and "tau-log-connection" in line
+
+
+def test_a_removed_rayjob_is_read_from_the_offload_after_a_note_to_the_caller(
+    kusto, tmp_path
+) -> None:
+    """The note naming the offload goes to the caller's `note` (the CLI prints it on
+    stderr) before the first line; tau.lifecycle prints nothing itself."""
+    _table(kusto)
+    opts = LogOptions(offload=_offload(kusto))
+    said: list[str] = []
+    with scripted_api(tmp_path) as (_, kubeconfig):  # every GET: 404, the RayJob is gone
+        kube = KubeClient(kubeconfig, "stand-in")
+        [(label, read)] = streams(
+            kube, NS, "tune-smoke", opts, note=said.append, token=lambda _: lambda: kusto.token
+        )
+        assert said == [], "nothing is said before the lines are read"
+        lines = [*read()]
+    assert label == "" and lines[0] == "trial 1 loss=0.9" and lines[-1] == "best: lr=0.01"
+    assert said == [
+        f"note: the head pod of {NS}/tune-smoke is gone; reading the central log offload "
+        f"(ADX {kusto.url} database Logs, cluster aks-eus-1)"
+    ]

@@ -82,7 +82,7 @@ def test_a_local_run_that_loses_its_planned_name_to_a_concurrent_start_is_planne
     planned = plan(load(REPO / "examples/quickstart/tau/train.yaml"), Overrides(), Mode.LOCAL)
     assert records.claim(planned.name)  # another `tau run` of this config, the same second
     said: list[str] = []
-    terminal = Terminal(said.append, said.append, print, print, print)
+    terminal = Terminal(said.append, said.append, print, print, print, print)
     LocalBackend().submit(planned, terminal)
     (run,), broken = records.all_runs()
     assert broken == [] and run.name != planned.name
