@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,18 +114,6 @@ def _program() -> None:
     export_stack()
 
 
-@contextmanager
-def _in_directory(path: Path) -> Iterator[None]:
-    # The program resolves the checkout chart relative to the working directory, which the
-    # engine's providers share with the project directory.
-    before = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 def open_stack(opts: EngineOptions) -> Any:
     """The stack (created on first use) with the inline program and the local backend."""
     from pulumi import automation as auto
@@ -170,29 +157,28 @@ def run(operation: str, opts: EngineOptions, progress: Progress) -> Outcome:
     from pulumi import automation as auto
 
     check_environment(opts)
-    with _in_directory(opts.work_dir):
-        stack = open_stack(opts)
-        validate(stack.get_all_config(), opts.stack)
-        try:
-            if operation == "preview":
-                preview = stack.preview(on_output=progress, diff=True)
-                return Outcome(operation, opts.stack, _changes(preview.change_summary))
-            if operation == "up":
-                result = stack.up(on_output=progress)
-                return Outcome(
-                    operation,
-                    opts.stack,
-                    _changes(result.summary.resource_changes),
-                    {name: out.value for name, out in result.outputs.items()},
-                    frozenset(name for name, out in result.outputs.items() if out.secret),
-                )
-            if operation == "destroy":
-                result = stack.destroy(on_output=progress)
-                return Outcome(operation, opts.stack, _changes(result.summary.resource_changes))
-        except auto.CommandError as error:
-            raise RuntimeFailure(
-                f"pulumi {operation} --stack {opts.stack} failed: {_last_error(str(error))}",
-                hint="the engine output above names the resource",
-                owner=OWNER,
-            ) from None
+    stack = open_stack(opts)
+    validate(stack.get_all_config(), opts.stack)
+    try:
+        if operation == "preview":
+            preview = stack.preview(on_output=progress, diff=True)
+            return Outcome(operation, opts.stack, _changes(preview.change_summary))
+        if operation == "up":
+            result = stack.up(on_output=progress)
+            return Outcome(
+                operation,
+                opts.stack,
+                _changes(result.summary.resource_changes),
+                {name: out.value for name, out in result.outputs.items()},
+                frozenset(name for name, out in result.outputs.items() if out.secret),
+            )
+        if operation == "destroy":
+            result = stack.destroy(on_output=progress)
+            return Outcome(operation, opts.stack, _changes(result.summary.resource_changes))
+    except auto.CommandError as error:
+        raise RuntimeFailure(
+            f"pulumi {operation} --stack {opts.stack} failed: {_last_error(str(error))}",
+            hint="the engine output above names the resource",
+            owner=OWNER,
+        ) from None
     raise UsageError(f"unknown operation {operation!r}; use preview, up or destroy")

@@ -31,6 +31,9 @@ from infra.platform_values import (
 from infra.queue import QueueRenderError, apply_queue_objects, render_queue_objects
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROGRAM_DIR = PROJECT_ROOT / "infra"
+"""Pulumi.yaml's `main`: the engine starts the providers there, so a relative chart path in the
+release's inputs is resolved from it."""
 INSTALL_TIMEOUT_SECONDS = 20 * 60
 
 
@@ -46,14 +49,14 @@ def fetches_dependencies(chart: str) -> bool:
 
 
 def chart_reference(chart: str) -> str:
-    """A repository reference unchanged; a checkout path relative to the working directory.
+    """A repository reference unchanged; a checkout path relative to the program directory.
 
     Relative, because the path is stored in the release's inputs: an absolute path would make
     every operator's checkout location show up as a diff.
     """
     if is_repository_chart(chart):
         return chart
-    return os.path.relpath(PROJECT_ROOT / chart)
+    return os.path.relpath(PROJECT_ROOT / chart, PROGRAM_DIR)
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,8 @@ class TauGridPlatform(pulumi.ComponentResource):
         )
         if split and args.queue_values is not None:
             try:
-                objects = render_queue_objects(chart, version, args.queue_values)
+                source = chart if repository else str(PROJECT_ROOT / args.chart)
+                objects = render_queue_objects(source, version, args.queue_values)
             except QueueRenderError as error:
                 raise pulumi.RunError(
                     f"rendering the baseline queue of {args.chart} failed: {error}"

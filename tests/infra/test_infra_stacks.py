@@ -7,7 +7,6 @@ with outputs derived from the inputs (tests/infra/infra_mocks.py).
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pulumi
 import pytest
@@ -509,7 +508,8 @@ def test_platform_release_is_the_taugrid_release_in_tau_system(runs):
     assert release["name"] == "taugrid"
     assert release["namespace"] == "tau-system"
     assert release["createNamespace"] is True
-    assert Path(release["chart"]).resolve() == ROOT / "charts" / "taugrid-bundle"
+    # Relative to the program directory (Pulumi.yaml's `main`), where the engine starts providers.
+    assert (ROOT / "infra" / release["chart"]).resolve() == ROOT / "charts" / "taugrid-bundle"
     assert release["timeout"] == 1200
     assert release["dependencyUpdate"] is True
     assert "version" not in release  # a checkout chart carries its version in Chart.yaml
