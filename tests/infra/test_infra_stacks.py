@@ -634,7 +634,7 @@ def test_dev_stack_installs_onto_the_existing_context_without_azure(runs):
     assert values["baselineQueue"]["enabled"] is False
     assert values["taugrid-core"]["portal"]["enabled"] is True
     release = run.named("platform-release").inputs
-    assert Path(release["chart"]).resolve() == ROOT / "charts" / "taugrid"
+    assert (ROOT / "infra" / release["chart"]).resolve() == ROOT / "charts" / "taugrid"
     assert release["dependencyUpdate"] is False, "nothing to fetch without the operators"
 
 
