@@ -16,6 +16,7 @@ from tau_cli import error_line, run_tau
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
+from tau import keys
 
 RAY_IMAGE = "rayproject/ray:2.40.0-py312-gpu"
 
@@ -234,6 +235,34 @@ def test_multi_node_torchrun_creates_the_job_then_its_owned_service_or_rolls_bac
         "the rendezvous Service to go",
         lambda: not ws.get("service", "ddp-headless", "-n", ws.namespace),
     )
+
+
+def test_a_gpu_class_a_profile_flavor_serves_is_submitted_and_one_it_lacks_names_the_flavors(
+    ws: Workspace,
+) -> None:
+    """examples/torchrun's policy.gpu_class with a selected profile: the controller publishes
+    each flavor's class, the resolver checks it, the server dry run renders the selector."""
+    body = job_target("ddp-class", profile=DDP_PROFILE, gpus=8)
+    body["execution"] = {"launcher": "torchrun", "nodes": 2, "processes_per_node": 8}
+    body["policy"]["gpu_class"] = fx.GPU_CLASS_H200
+    ws.target("ddp-class", body)
+    rendered = ws.tau("run", "ddp-class", "--dry-run=client")
+    assert rendered.returncode == 0, rendered.stderr
+    [job] = [d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "Job"]
+    selector = job["spec"]["template"]["spec"]["nodeSelector"]
+    assert selector[fx.GPU_CLASS_LABEL] == fx.GPU_CLASS_H200
+    assert job["metadata"]["labels"][keys.PROFILE] == DDP_PROFILE
+    served = ws.tau("run", "ddp-class", "--dry-run=server")
+    assert served.returncode == 0, served.stderr
+
+    body["policy"]["gpu_class"] = "h100-95gb"
+    ws.target("ddp-class", body)
+    refused = ws.tau("run", "ddp-class", "--dry-run=server")
+    assert refused.returncode == 2
+    line = error_line(refused)
+    assert "policy.gpu_class='h100-95gb' is not served by workload profile" in line
+    assert f"{fx.GPU_FLAVOR_H200}={fx.GPU_CLASS_H200}" in line
+    assert f"{fx.GPU_FLAVOR_A100}={fx.GPU_CLASS_A100}" in line
 
 
 def test_a_missing_local_queue_is_refused_at_workspace_readiness(ws: Workspace) -> None:
