@@ -15,8 +15,12 @@ from tau.errors import UsageError
 
 
 class TargetGroup(TyperGroup):
+    def verbs(self) -> tuple[str, ...]:
+        """Names that dispatch to a subcommand (a subclass may know some before loading them)."""
+        return tuple(self.commands)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] in self.commands:
+        if args and args[0] in self.verbs():
             click.Command.parse_args(self, ctx, [])
             ctx._protected_args = args[:1]
             ctx.args = args[1:]
@@ -32,10 +36,10 @@ class TargetGroup(TyperGroup):
         return []
 
 
-def _extra_words(ctx: click.Context, group: click.Group, extra: list[str]) -> UsageError:
+def _extra_words(ctx: click.Context, group: TargetGroup, extra: list[str]) -> UsageError:
     """A word after TARGET is never dropped: `tau run train validate` must not submit `train`."""
     words = " ".join(extra)
-    verb = next((word for word in extra if word in group.commands), "")
+    verb = next((word for word in extra if word in group.verbs()), "")
     target = ctx.params.get("target") or "TARGET"
     hint = (
         f"write `{ctx.command_path} {verb} {target}`: the verb comes before the target"

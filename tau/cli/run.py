@@ -14,7 +14,9 @@ import click
 import typer
 
 from tau import keys
+from tau.cli.boolflags import accept_bool_values
 from tau.cli.groups import TargetGroup
+from tau.cli.helptext import keep_example_blocks
 from tau.cli.options import context_option, namespace_option, workspace_option
 from tau.errors import UsageError, clean
 
@@ -40,9 +42,41 @@ HELP = (
     "policy.workload_profile_snapshot with --dry-run=client."
 )
 
+# The verbs `tau.cli.run_lifecycle` registers, in help order.
+LIFECYCLE_VERBS = ("status", "list", "logs", "cancel", "resume", "get", "history")
+
+
+class RunGroup(TargetGroup):
+    """`tau run`: the lifecycle verbs load on first use, so `tau run validate`, `schema`,
+    `explain-config` and a dry-run neither import nor convert their typer definitions."""
+
+    def verbs(self) -> tuple[str, ...]:
+        return (*self.commands, *(verb for verb in LIFECYCLE_VERBS if verb not in self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LIFECYCLE_VERBS:
+            self._load_lifecycle()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_lifecycle()
+        return super().list_commands(ctx)
+
+    def _load_lifecycle(self) -> None:
+        if all(verb in self.commands for verb in LIFECYCLE_VERBS):
+            return
+        from tau.cli import run_lifecycle
+
+        lifecycle = typer.Typer(rich_markup_mode=None, add_completion=False)
+        run_lifecycle.register(lifecycle)
+        group = typer.main.get_group(lifecycle)
+        for name, command in group.commands.items():
+            self.add_command(keep_example_blocks(accept_bool_values(command)), name)
+
+
 app = typer.Typer(
     rich_markup_mode=None,
-    cls=TargetGroup,
+    cls=RunGroup,
     add_completion=False,
     help=HELP,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
@@ -321,8 +355,3 @@ def _print_reference(rows: list[Row]) -> None:
 
 def _values(row: Row) -> str:
     return ("values: " + ", ".join(row.values)) if row.values else ""
-
-
-from tau.cli import run_lifecycle  # noqa: E402  (subcommands live in their own module)
-
-run_lifecycle.register(app)

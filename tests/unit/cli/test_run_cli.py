@@ -248,3 +248,24 @@ def test_the_gpu_ray_tune_page_commands_run_offline_in_a_copied_repository(tmp_p
     (rayjob,) = list(yaml.safe_load_all(dry.stdout))
     assert (rayjob["kind"], rayjob["metadata"]["name"]) == ("RayJob", "tune-smoke")
     assert_no_traceback(dry)
+
+
+def test_every_lifecycle_verb_dispatches_as_a_verb_and_is_listed_in_order() -> None:
+    """The lifecycle verbs load on first use; `LIFECYCLE_VERBS` is what tells `tau run status`
+    from a target named `status` before they load, so it must name exactly what
+    `run_lifecycle.register` adds, in the order `tau run --help` lists them."""
+    import typer
+
+    from tau.cli import run_lifecycle
+    from tau.cli.run import LIFECYCLE_VERBS
+
+    lifecycle = typer.Typer()
+    run_lifecycle.register(lifecycle)
+    assert tuple(typer.main.get_group(lifecycle).commands) == LIFECYCLE_VERBS
+    section = tau("run", "--help").stdout.split("Commands:", 1)[1]
+    listed = [line.split()[0] for line in section.splitlines() if line.startswith("  ")]
+    assert listed == ["validate", "schema", "explain-config", *LIFECYCLE_VERBS]
+    for verb in LIFECYCLE_VERBS:
+        result = tau("run", "train", verb, cwd=QUICKSTART)
+        assert result.returncode == 2
+        assert f"write `tau run {verb} train`" in result.stderr
