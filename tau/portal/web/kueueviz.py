@@ -50,6 +50,7 @@ from tau.portal.web.queue import quantity
 
 PREFIX = "/kueueviz"
 SUBPROTOCOL = "kueueviz.v1"
+LOGO = "kueueviz.png"
 # How often an open socket checks the cache for a change (a generation counter: cheap).
 POLL_SECONDS = 1.0
 KINDS: dict[str, Resource] = {
@@ -623,6 +624,11 @@ def mount(app: FastAPI, portal: Any, bundle: Path) -> None:
 
     for kind in KINDS:
         yaml_route(kind)
+
+    @app.get("/" + LOGO, include_in_schema=False)
+    def logo() -> Response:
+        # The app's navigation bar names its logo at the site root (src="/kueueviz.png").
+        return FileResponse(bundle / LOGO, headers={"Cache-Control": "max-age=3600"})
 
     @app.get(PREFIX, include_in_schema=False)
     def kueueviz_root() -> RedirectResponse:

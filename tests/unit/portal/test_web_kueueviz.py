@@ -174,6 +174,7 @@ def _bundle(root: Path) -> Path:
     )
     (root / "assets" / "index-1.js").write_text("console.log('app')")
     (root / "env.js").write_text("window.env = {};")
+    (root / "kueueviz.png").write_bytes(b"\x89PNG")
     return root
 
 
@@ -358,6 +359,8 @@ def test_pages_assets_and_client_routes_come_from_the_bundle(served: Any) -> Non
         assert page.status_code == 200 and f"{PREFIX}/assets/index-1.js" in page.text
     assert http.get(f"{PREFIX}/assets/index-1.js").text == "console.log('app')"
     assert http.get(f"{PREFIX}/env.js").status_code == 200
+    # The app's navigation bar asks for its logo at the site root.
+    assert http.get("/kueueviz.png").content == b"\x89PNG"
     assert http.get(f"{PREFIX}/missing.js").status_code == 404
     # A file beside the bundle is not served through it.
     (bundle.parent / "secret.txt").write_text("do not serve")
