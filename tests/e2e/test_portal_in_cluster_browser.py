@@ -2,8 +2,8 @@
 
 `tau cluster install --chart charts/taugrid` runs the Portal (this checkout's image, by
 digest, from the cluster registry) on the real kubelet node with its documented values
-(cluster, workspace, workloadNamespace, jobs.scopeMode workspace) and the chart's own
-ServiceAccount and RBAC; the controller and the baseline queue are left to the local
+(cluster, workspace, workloadNamespace, jobs.scopeMode workspace, kueueviz.enabled) and the
+chart's own ServiceAccount and RBAC; the controller and the baseline queue are left to the local
 cluster, so this release owns no cluster-wide object another test could fight over.
 Chromium reaches the pod through `kubectl port-forward service/tau-portal PORT:80`, the
 operator diagnostic the Configure Portal guide names. Screenshots of every board are kept in
@@ -61,6 +61,7 @@ def portal_values(
                 "workspace": WORKSPACE,
                 "workloadNamespace": workload_namespace,
                 "jobs": {"scopeMode": "workspace"},
+                "kueueviz": {"enabled": True},
                 "nodeSelector": dict(fx.REAL_NODE_SELECTOR),
                 "tolerations": [dict(fx.REAL_NODE_TOLERATION)],
             }
@@ -246,3 +247,45 @@ def test_the_experiments_board_shows_the_pods_store(runs: Scene, page: Page, sho
     assert "taugrid" in loaded.locator("#experiments").inner_text()
     link = loaded.locator("#experiments a").first.get_attribute("href")
     assert f"workspace={WORKSPACE}" in link
+
+
+def _kueueviz(page: Page, scene: Scene, path: str, shots: Path, name: str, shown: str) -> Any:
+    """A KueueViz page served by the Portal, once `shown` is on it (the app fills its tables
+    from the Portal's WebSockets after the first paint)."""
+    page.page.goto(scene.portal.url + "/kueueviz" + path)
+    page.page.get_by_text(shown, exact=True).first.wait_for(timeout=15_000)
+    page.page.screenshot(path=str(shots / f"kueueviz-{name}.png"), full_page=True)
+    assert page.errors == [], page.errors
+    return page.page
+
+
+def test_kueueviz_shows_the_cluster_queue_and_the_pending_workload(
+    runs: Scene, page: Page, shots: Path
+) -> None:
+    jobs = runs.portal.json("/api/portal/jobs")
+    [waiting] = [
+        w for q in jobs["clusterQueues"] for w in q["pending"] if w["owner"]["name"] == "pod-big"
+    ]
+    workload = waiting["name"]
+    queues = _kueueviz(page, runs, "/cluster-queues", shots, "cluster-queues", fx.CLUSTER_QUEUE)
+    row = queues.locator("tr", has=queues.get_by_role("link", name=fx.CLUSTER_QUEUE, exact=True))
+    # Name, cohort, flavors, then Kueue's admitted and pending counts (other suites share the
+    # queue, so only "pod-big is among the pending" is fixed).
+    cells = row.locator("td").all_inner_texts()
+    assert cells[3].isdigit() and int(cells[4]) >= 1, cells
+
+    listed = _kueueviz(page, runs, "/workloads", shots, "workloads", workload)
+    assert runs.namespace in listed.locator("table").inner_text()
+    dashboard = _kueueviz(page, runs, "/", shots, "dashboard", workload)
+    line = dashboard.locator("tr", has=dashboard.get_by_role("link", name=workload)).inner_text()
+    assert "Not admitted" in line, line
+
+    detail = _kueueviz(
+        page, runs, f"/workload/{runs.namespace}/{workload}", shots, "workload", fx.CLUSTER_QUEUE
+    )
+    assert f"Workload Detail: {runs.namespace}/{workload}" in detail.inner_text("body")
+    # Client-side navigation: the link leads to the ClusterQueue page under the same base.
+    detail.get_by_role("link", name=fx.CLUSTER_QUEUE, exact=True).last.click()
+    detail.get_by_text(f"Cluster Queue Detail: {fx.CLUSTER_QUEUE}").wait_for(timeout=15_000)
+    assert detail.url == f"{runs.portal.url}/kueueviz/cluster-queue/{fx.CLUSTER_QUEUE}"
+    assert page.errors == [], page.errors
