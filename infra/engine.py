@@ -148,6 +148,17 @@ def _last_error(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+def documented_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Every documented output name, null where the stack has no such thing.
+
+    The engine drops outputs whose value is null, so a dev stack's `adx_endpoint` would vanish
+    from its outputs; the documented contract is the names (Terraform's outputs), so they stay.
+    """
+    from infra.program import OUTPUT_NAMES
+
+    return {**{name: None for name in OUTPUT_NAMES}, **outputs}
+
+
 def _changes(summary: Any) -> dict[str, int]:
     return {str(kind): int(count) for kind, count in (summary or {}).items()}
 
@@ -169,7 +180,7 @@ def run(operation: str, opts: EngineOptions, progress: Progress) -> Outcome:
                 operation,
                 opts.stack,
                 _changes(result.summary.resource_changes),
-                {name: out.value for name, out in result.outputs.items()},
+                documented_outputs({name: out.value for name, out in result.outputs.items()}),
                 frozenset(name for name, out in result.outputs.items() if out.secret),
             )
         if operation == "destroy":

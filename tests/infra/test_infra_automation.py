@@ -17,7 +17,15 @@ import yaml
 
 from infra import automation
 from infra.config import MSG_CLUSTER_NAME
-from infra.engine import PROJECT_ROOT, EngineOptions, Outcome, check_environment, validate
+from infra.engine import (
+    PROJECT_ROOT,
+    EngineOptions,
+    Outcome,
+    check_environment,
+    documented_outputs,
+    validate,
+)
+from infra.program import OUTPUT_NAMES
 from tau.errors import RuntimeFailure, UsageError, ValidationError
 
 UUID = "33333333-4444-5555-6666-777777777777"
@@ -157,3 +165,10 @@ def test_check_environment_order_usage_before_runtime(tmp_path, monkeypatch, no_
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UsageError):
         check_environment(EngineOptions(stack="dev", work_dir=tmp_path))
+
+
+def test_outputs_the_engine_drops_for_being_null_are_reported_by_their_documented_names():
+    outputs = documented_outputs({"cluster_name": "taugrid-local", "gpu_quota": 0})
+    assert list(outputs) == list(OUTPUT_NAMES)
+    assert outputs["cluster_name"] == "taugrid-local" and outputs["gpu_quota"] == 0
+    assert outputs["adx_endpoint"] is None
