@@ -4,7 +4,7 @@ Discovery and the health rating are pure functions of Node/ResourceSlice objects
 outcomes of the node suite (`tau.cluster.suites`), tested on recorded command outputs. The
 probe itself is one short-lived privileged pod per node that only sleeps: pytest and testinfra
 run on the operator's side and inspect the node through testinfra's kubectl backend (one
-`kubectl exec` per command, entering the node's namespaces with nsenter), so no test code
+`kubectl exec` per command, in the node's root filesystem with chroot), so no test code
 and no result parsing lives in the privileged pod.
 """
 
@@ -37,7 +37,7 @@ HEALTHY, DEGRADED, UNHEALTHY, UNKNOWN = "HEALTHY", "DEGRADED", "UNHEALTHY", "UNK
 
 
 def default_image() -> str:
-    """The runtime image of this tau version: a shell, sleep and util-linux's nsenter."""
+    """The runtime image of this tau version: it has a shell, sleep and chroot."""
     from tau.resolve.direct import DEFAULT_RUNTIME_IMAGE
 
     return DEFAULT_RUNTIME_IMAGE
@@ -218,9 +218,10 @@ def exit_ok(results: list[NodeHealth], min_healthy: int) -> bool:
 def probe_pod(node: str, *, stamp: int, image: str, seconds: int) -> dict[str, Any]:
     """A privileged pod pinned to `node` that sleeps while the checks `kubectl exec` into it.
 
-    hostPID gives nsenter the node's PID 1; root and privileged let it enter PID 1's mount,
-    UTS, IPC, network and PID namespaces. The sleep bounds how long a pod left behind by a
-    killed tau lives."""
+    The node's / is mounted read-only at /host for `chroot /host` (no mount propagation: that
+    needs a shared root mount, and the probe lives too briefly to miss new mounts); hostPID
+    and hostNetwork show the node's processes and network to the container itself. The sleep
+    bounds how long a pod left behind by a killed tau lives."""
     name = f"tau-validate-{node}-{stamp:x}"[:63].rstrip("-.")
     return {
         "apiVersion": "v1",
@@ -239,8 +240,16 @@ def probe_pod(node: str, *, stamp: int, image: str, seconds: int) -> dict[str, A
                     "image": image,
                     "command": ["sleep", str(seconds)],
                     "securityContext": {"privileged": True, "runAsUser": 0, "runAsGroup": 0},
+                    "volumeMounts": [
+                        {
+                            "name": "host",
+                            "mountPath": suites.HOST_ROOT,
+                            "readOnly": True,
+                        }
+                    ],
                 }
             ],
+            "volumes": [{"name": "host", "hostPath": {"path": "/", "type": "Directory"}}],
         },
     }
 
@@ -258,9 +267,20 @@ def _container_state(pod: dict[str, Any]) -> str:
 
 
 def _exec_error(pod: str, context: str, timeout: float) -> str:
-    """Why `kubectl exec` into the probe pod and nsenter into the node fail, or ""."""
+    """Why `kubectl exec` into the probe pod and chroot into the node fail, or ""."""
     argv = ["kubectl", *(["--context", context] if context else []), "-n", PROBE_NAMESPACE]
-    argv += ["exec", pod, "-c", PROBE_CONTAINER, "--", "nsenter", "-t", "1", "-m", "-p", "true"]
+    argv += [
+        "exec",
+        pod,
+        "-c",
+        PROBE_CONTAINER,
+        "--",
+        "chroot",
+        suites.HOST_ROOT,
+        "/bin/sh",
+        "-c",
+        "true",
+    ]
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=max(timeout, 5.0), check=False

@@ -1,9 +1,12 @@
-"""`tau cluster validate nodes` against the local control plane's KWOK GPU nodes.
+"""`tau cluster validate nodes` against the local control plane: its KWOK GPU nodes and the
+real node.
 
 KWOK runs no containers, so `kubectl exec` into a probe pod there never answers: those tests
 pin down discovery, the privileged probe pod's admission and placement, the stranded-node
 warning, the exit rules for nodes that cannot be assessed, and that no probe pod is left
-behind.
+behind. On the real kubelet/containerd node the shipped testinfra checks and an operator's
+`--suite` really run through testinfra's kubectl backend and `chroot /host`, and report the CPU
+node's "no GPU" as such.
 """
 
 from __future__ import annotations
@@ -12,10 +15,13 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from controller_harness import items, unique
 
+from hack.images import ImageRef
+from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,3 +104,68 @@ def test_gpu_looking_node_without_gpu_resources_is_reported_stranded(local_clust
         assert needed.returncode == 1 and "--min-healthy 1" in needed.stderr
     finally:
         local_cluster.kubectl("delete", "node", name, "--wait=false", check=False)
+
+
+# An operator's own checks: `node` sees the node (chroot into its / at /host), `host` the
+# probe container (the image's venv at /opt/taugrid exists only there).
+SITE_SUITE = """
+import pytest
+
+
+def test_the_probe_container_runs_our_image(host):
+    assert host.file("/opt/taugrid/bin/python3").exists
+
+
+def test_checks_see_the_node_not_the_container(node, tau_node, facts):
+    facts["site_node"] = tau_node.name
+    assert not node.file("/opt/taugrid").exists
+
+
+@pytest.mark.degraded
+def test_site_mirror_configured(node):
+    assert node.file("/etc/tau-e2e-mirror.conf").exists, "site registry mirror not configured"
+"""
+
+
+def test_the_real_cpu_node_is_probed_for_real_and_reports_no_gpu(
+    local_cluster: LocalCluster, local_images: dict[str, ImageRef], tmp_path: Path
+):
+    """One run on the real node: the shipped checks (GPU checks "no GPU", node basics pass)
+    and an operator suite whose degraded check fails, through a privileged pod of this
+    checkout's controller image (the runtime image's base: sh, sleep, chroot),
+    which is deleted afterwards."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "test_site.py").write_text(textwrap.dedent(SITE_SUITE))
+    done = tau(
+        local_cluster,
+        "validate",
+        "nodes",
+        "--include-cpu",
+        "--selector",
+        ",".join(f"{k}={v}" for k, v in fx.REAL_NODE_SELECTOR.items()),
+        "--image",
+        local_images["controller"].reference,
+        "--suite",
+        str(site),
+        "-o",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (node,) = report["nodes"]
+    assert (node["node"], node["source"], node["allocatable"]) == (fx.REAL_NODE, "none", 0)
+    assert node["podError"] == "", node
+    checks = {c["check"]: (c["outcome"], c["message"]) for c in node["checks"]}
+    gpu = {name: result for name, result in checks.items() if name.startswith("test_gpu.py")}
+    assert gpu and set(gpu.values()) == {("skipped", "no GPU")}, checks
+    assert checks["test_node.py::test_kubelet_runs"] == ("passed", ""), checks
+    assert checks["test_node.py::test_a_container_runtime_runs"] == ("passed", ""), checks
+    assert checks["test_node.py::test_root_filesystem_has_room"] == ("passed", ""), checks
+    assert checks["test_site.py::test_the_probe_container_runs_our_image"] == ("passed", "")
+    assert checks["test_site.py::test_checks_see_the_node_not_the_container"] == ("passed", "")
+    assert node["status"] == "DEGRADED"
+    assert node["reasons"] == ["site registry mirror not configured"]
+    assert node["probe"]["nvidia_smi_rc"] == "127" and node["probe"]["site_node"] == fx.REAL_NODE
+    assert (report["healthy"], report["total"]) == (0, 1)
+    assert probe_pods(local_cluster) == []

@@ -29,6 +29,7 @@ from pathlib import Path
 from tau.errors import RuntimeFailure, UsageError
 
 NODE_SUITE = Path(__file__).parent / "nodes"
+HOST_ROOT = "/host"  # where the probe pod mounts the node's / (the `node` fixture chroots)
 PLUGIN = "tau.cluster.suites.plugin"
 PASSED, FAILED, SKIPPED, ERROR = "passed", "failed", "skipped", "error"
 DEGRADED_SEVERITY = "degraded"

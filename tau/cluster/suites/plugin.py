@@ -4,9 +4,11 @@ It is loaded into the pytest process the suite runner starts (`-p tau.cluster.su
 and gives checks what testinfra alone does not know:
 
 * `node`: the testinfra host *as the node itself*. testinfra's kubectl backend runs each
-  command in the probe pod's container (`kubectl exec`); `node` runs the same command through
-  `nsenter -t 1 -m -u -i -n -p` into the namespaces of the node's PID 1, so `node.file`,
+  command in the probe pod's container (`kubectl exec`); `node` runs the same command under
+  `chroot /host`, the node's root filesystem the probe pod mounts, so `node.file`,
   `node.process`, `node.run("nvidia-smi")` see the node's filesystem, processes and tools.
+  (chroot rather than nsenter into PID 1's namespaces: it needs no ptrace access to the
+  node's init, which a sandboxed init refuses even to root.)
   Any other backend (`local://` on the node itself, `ssh://node`) already is the node.
 * `tau_node`: what the Kubernetes API says about the node (name, GPU source, GPU count), so a
   check can compare what it finds with what the node advertises.
@@ -30,16 +32,18 @@ import pytest
 import testinfra.host
 from testinfra.backend.kubectl import KubectlBackend
 
-NSENTER = "nsenter -t 1 -m -u -i -n -p -- /bin/sh -c %s"
+from tau.cluster.suites import HOST_ROOT
+
+CHROOT = f"chroot {HOST_ROOT} /bin/sh -c %s"
 
 _RECORDER = "tau-recorder"
 
 
 class NodeBackend(KubectlBackend):  # type: ignore[misc]  # testinfra ships no type hints
-    """testinfra's kubectl backend with every command entering the node's namespaces."""
+    """testinfra's kubectl backend with every command run in the node's root filesystem."""
 
     def get_command(self, command: str, *args: str) -> str:
-        return str(self.quote(NSENTER, super().get_command(command, *args)))
+        return str(self.quote(CHROOT, super().get_command(command, *args)))
 
 
 @dataclass(frozen=True)

@@ -270,6 +270,15 @@ def test_probe_pod_is_privileged_pinned_sleeping_and_short_named():
     assert container["name"] == "validate" and container["image"] == "registry/tau:1"
     assert container["command"] == ["sleep", "180"]
     assert container["securityContext"] == {"privileged": True, "runAsUser": 0, "runAsGroup": 0}
+    # The node's / read-only at /host, where the `node` fixture chroots.
+    assert container["volumeMounts"] == [
+        {
+            "name": "host",
+            "mountPath": "/host",
+            "readOnly": True,
+        }
+    ]
+    assert spec["volumes"] == [{"name": "host", "hostPath": {"path": "/", "type": "Directory"}}]
 
 
 def test_cpu_nodes_are_probed_only_when_asked():

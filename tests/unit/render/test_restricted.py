@@ -5,7 +5,7 @@ their offload and driver-log sidecars and payload init containers), `tau serve` 
 `tau data`. One checker (`pod_security.violations`), one table over every renderer.
 
 The one pod outside it is `tau cluster validate nodes`' GPU probe: a platform operator's
-privileged pod (host PID and network, nsenter into the node) in namespace `default`, never in
+privileged pod (host PID and network, the node's / mounted) in namespace `default`, never in
 a workspace namespace; a restricted pod cannot read the node's GPUs.
 """
 
