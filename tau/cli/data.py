@@ -14,13 +14,13 @@ import typer
 
 from tau import keys
 from tau.cli.options import context_option, namespace_option
-from tau.cli.output import emit, print_table
+from tau.cli.output import check_output, emit, output_option, print_table
 from tau.errors import RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from tau.data.records import DatasetRecord, ModelRecord
+    from tau.data.records import DatasetAlias, DatasetRecord, ModelAlias, ModelRecord
     from tau.data.root import Root, Scope
 
 SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -79,12 +79,6 @@ REGISTRY = typer.Option(
 )
 PVC = typer.Option(keys.DEFAULT_PVC, "--pvc", help="The workspace data PVC (pvc registry).")
 TAGS = typer.Option([], "--tag", help="KEY=VALUE (repeatable).")
-
-
-def _formats(output: str, allowed: tuple[str, ...]) -> str:
-    if output not in allowed:
-        raise UsageError(f"--output must be one of: {', '.join(allowed)}")
-    return output
 
 
 def _root(
@@ -165,12 +159,37 @@ def _dataset_detail(record: DatasetRecord) -> None:
         click.echo(f"{label + ':':<11}{value}")
 
 
+def _reference_row(pinned: dict[str, Any]) -> None:
+    """`ref -o table`: the pinned version, its recommended mode and where it is mounted."""
+    path = pinned["modes"]["durable_mount"]["path"]
+    print_table(
+        ["NAME", "VERSION", "PURPOSE", "RECOMMENDED", "PATH", "DIGEST"],
+        [
+            [
+                pinned["name"],
+                pinned["version"],
+                pinned["purpose"],
+                pinned["recommended"],
+                path or "-",
+                pinned["digest"],
+            ]
+        ],
+    )
+
+
+def _dataset_alias_row(found: DatasetAlias) -> None:
+    print_table(
+        ["NAME", "ALIAS", "VERSION", "DIGEST", "UPDATED"],
+        [[found.name, found.alias, found.version, found.digest, found.updated_at]],
+    )
+
+
 @dataset_app.command("list", help="List registered dataset versions.")
 def dataset_list(
     ctx: typer.Context,
     purpose: str = typer.Option("", "--purpose", help="Only pretrain, rl or eval datasets."),
     tag: list[str] = TAGS,
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -179,7 +198,7 @@ def dataset_list(
     from tau.data import datasets
     from tau.data.records import PURPOSES
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     if purpose and purpose not in PURPOSES:
         raise UsageError("--purpose must be one of: pretrain, rl, eval")
     tags = _tags(tag)
@@ -200,7 +219,7 @@ def dataset_list(
 def dataset_show(
     ctx: typer.Context,
     ref: str = typer.Argument(..., metavar="NAME[@VERSION|@ALIAS]"),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -209,7 +228,7 @@ def dataset_show(
     from tau.data import datasets
     from tau.data.refs import parse_dataset
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     parsed = parse_dataset(ref)
     record = datasets.resolve(_root(ctx, registry, pvc, context, namespace, datasets.SCOPE), parsed)
     if output != "table":
@@ -225,7 +244,7 @@ def dataset_show(
 def dataset_ref(
     ctx: typer.Context,
     ref: str = typer.Argument(..., metavar="NAME[@VERSION|@ALIAS]"),
-    output: str = typer.Option("json", "-o", "--output", help="json, yaml or env."),
+    output: str = output_option("json", env="shell lines"),
     env_prefix: str = typer.Option(
         "", "--env-prefix", help="Variable prefix for -o env (default: NAME_DATASET)."
     ),
@@ -237,7 +256,7 @@ def dataset_ref(
     from tau.data import datasets
     from tau.data.refs import parse_dataset
 
-    _formats(output, ("json", "yaml", "env"))
+    check_output(output, "env")
     if env_prefix and output != "env":
         raise UsageError("--env-prefix applies to -o env")
     parsed = parse_dataset(ref)
@@ -246,7 +265,8 @@ def dataset_ref(
         for line in datasets.env_lines(record, env_prefix or datasets.env_prefix(record.name)):
             click.echo(line)
         return
-    emit(datasets.reference(record), output)
+    pinned = datasets.reference(record)
+    emit(pinned, output, table=lambda: _reference_row(pinned))
 
 
 @dataset_alias_app.command("set", help="Point NAME:ALIAS at VERSION (optionally compare-and-swap).")
@@ -257,7 +277,7 @@ def dataset_alias_set(
     version: str = typer.Argument(..., metavar="VERSION"),
     expect: str = typer.Option("", "--expect", help="Only if the alias points at this version."),
     expect_absent: bool = typer.Option(False, "--expect-absent", help="Only if it is unset."),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -267,7 +287,7 @@ def dataset_alias_set(
     from tau.data.refs import segment
     from tau.data.refs import version as check_version
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     segment("dataset name", name)
     segment("alias", alias)
     check_version(version)
@@ -285,7 +305,7 @@ def dataset_alias_get(
     ctx: typer.Context,
     name: str = typer.Argument(..., metavar="NAME"),
     alias: str = typer.Argument(..., metavar="ALIAS"),
-    output: str = typer.Option("ref", "-o", "--output", help="ref (NAME@VERSION), json, yaml."),
+    output: str = output_option("ref", ref="NAME@VERSION"),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -293,13 +313,14 @@ def dataset_alias_get(
 ) -> None:
     from tau.data import datasets
 
-    _formats(output, ("ref", "json", "yaml"))
+    check_output(output, "ref")
     found = datasets.get_alias(
         _root(ctx, registry, pvc, context, namespace, datasets.SCOPE), name, alias
     )
-    if output != "ref":
-        return emit(_dump(found), output)
-    click.echo(f"{found.name}@{found.version}")
+    if output == "ref":
+        click.echo(f"{found.name}@{found.version}")
+        return
+    emit(_dump(found), output, table=lambda: _dataset_alias_row(found))
 
 
 @dataset_app.command(
@@ -311,7 +332,7 @@ def dataset_verify(
     ctx: typer.Context,
     ref: str = typer.Argument(..., metavar="NAME@VERSION"),
     source: str = typer.Option("", "--from", help="Verify a copy at this /data path instead."),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -320,7 +341,7 @@ def dataset_verify(
     from tau.data import datasets, layout
     from tau.data.refs import exact_version
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     name, version = exact_version(ref, "verify")
     where = layout.on_root(source) if source else ""
     root = _root(ctx, registry, pvc, context, namespace, datasets.SCOPE)
@@ -383,7 +404,7 @@ def dataset_register(
     source_revision: str = typer.Option("", "--source-revision", help="Provenance: revision."),
     source_config: str = typer.Option("", "--source-config", help="Provenance: config."),
     tag: list[str] = TAGS,
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -396,7 +417,7 @@ def dataset_register(
     from tau.data.records import ASSURANCES, PURPOSES, DatasetSource
     from tau.data.refs import exact_version
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     name, version = exact_version(ref, "register")
     if purpose not in PURPOSES:
         raise UsageError("--purpose must be one of: pretrain, rl, eval")
@@ -511,7 +532,7 @@ def dataset_ingest(
     ctx: typer.Context,
     ref: str = typer.Argument(..., metavar="NAME@VERSION"),
     source: str = typer.Option(..., "--from", help="Directory on the data PVC holding the files."),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -520,7 +541,7 @@ def dataset_ingest(
     from tau.data import datasets, layout
     from tau.data.refs import exact_version
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     name, version = exact_version(ref, "ingest")
     where = layout.on_root(source)
     root = _root(ctx, registry, pvc, context, namespace, datasets.SCOPE)
@@ -539,7 +560,7 @@ def dataset_ingest(
 def dataset_status(
     ctx: typer.Context,
     ref: str = typer.Argument(..., metavar="NAME@VERSION"),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -548,7 +569,7 @@ def dataset_status(
     from tau.data import datasets
     from tau.data.refs import exact_version
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     name, version = exact_version(ref, "status")
     state = datasets.status(
         _root(ctx, registry, pvc, context, namespace, datasets.SCOPE), name, version
@@ -589,6 +610,13 @@ def _model_rows(rows: list[ModelRecord], metric: str) -> None:
     )
 
 
+def _model_alias_row(found: ModelAlias) -> None:
+    print_table(
+        ["MODEL", "ALIAS", "RUN", "UPDATED"],
+        [[found.model, found.alias, found.run, found.updated_at]],
+    )
+
+
 @model_app.command("list", help="List indexed model runs, sorted by a metric.")
 def model_list(
     ctx: typer.Context,
@@ -596,7 +624,7 @@ def model_list(
     tag: list[str] = TAGS,
     metric: str = typer.Option("", "--metric", help="Show and sort by this metric."),
     sort: str = typer.Option("", "--sort", help="asc or desc (default asc)."),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -604,7 +632,7 @@ def model_list(
 ) -> None:
     from tau.data import models
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     if sort and sort not in ("asc", "desc"):
         raise UsageError("--sort must be one of: asc, desc")
     tags = _tags(tag)
@@ -625,7 +653,7 @@ def model_list(
 def model_show(
     ctx: typer.Context,
     ref: str = typer.Argument(..., metavar="MODEL/RUN|RUN"),
-    output: str = typer.Option("json", "-o", "--output", help="json, yaml or summary."),
+    output: str = output_option("json", summary="same as table"),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -633,11 +661,10 @@ def model_show(
 ) -> None:
     from tau.data import models
 
-    _formats(output, ("json", "yaml", "summary"))
+    check_output(output, "summary")
     row = models.show(_root(ctx, registry, pvc, context, namespace, models.SCOPE), ref)
-    if output == "summary":
-        return _model_rows([row], "")
-    emit(_dump(row), output)
+    shown = "table" if output == "summary" else output
+    emit(_dump(row), shown, table=lambda: _model_rows([row], ""))
 
 
 @model_app.command(
@@ -650,7 +677,7 @@ def model_best(
     model: str = typer.Argument(..., metavar="MODEL"),
     metric: str = typer.Option("", "--metric", help="Metric to optimize."),
     direction: str = typer.Option("", "--direction", help="lower or higher."),
-    output: str = typer.Option("ref", "-o", "--output", help="ref (MODEL@RUN), json or yaml."),
+    output: str = output_option("ref", ref="MODEL@RUN"),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -658,14 +685,15 @@ def model_best(
 ) -> None:
     from tau.data import models
 
-    _formats(output, ("ref", "json", "yaml"))
+    check_output(output, "ref")
     if direction and direction not in models.DIRECTIONS:
         raise UsageError("--direction must be one of: lower, higher")
     root = _root(ctx, registry, pvc, context, namespace, models.SCOPE)
     row = models.best(root, model, metric=metric or None, direction=direction or None)
-    if output != "ref":
-        return emit(_dump(row), output)
-    click.echo(f"{row.model}@{row.run}")
+    if output == "ref":
+        click.echo(f"{row.model}@{row.run}")
+        return
+    emit(_dump(row), output, table=lambda: _model_rows([row], metric))
 
 
 @model_alias_app.command("set", help="Point MODEL:ALIAS at an indexed RUN.")
@@ -674,7 +702,7 @@ def model_alias_set(
     model: str = typer.Argument(..., metavar="MODEL"),
     alias: str = typer.Argument(..., metavar="ALIAS"),
     run: str = typer.Argument(..., metavar="RUN"),
-    output: str = typer.Option("ref", "-o", "--output", help="ref (MODEL@RUN), json or yaml."),
+    output: str = output_option("ref", ref="MODEL@RUN"),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -683,15 +711,16 @@ def model_alias_set(
     from tau.data import models
     from tau.data.refs import segment
 
-    _formats(output, ("ref", "json", "yaml"))
+    check_output(output, "ref")
     segment("model", model)
     segment("alias", alias)
     segment("run", run)
     root = _root(ctx, registry, pvc, context, namespace, models.SCOPE)
     moved = models.set_alias(root, model, alias, run)
-    if output != "ref":
-        return emit(_dump(moved), output)
-    click.echo(f"{moved.model}@{moved.run}")
+    if output == "ref":
+        click.echo(f"{moved.model}@{moved.run}")
+        return
+    emit(_dump(moved), output, table=lambda: _model_alias_row(moved))
 
 
 @model_alias_app.command("get", help="Print the run MODEL:ALIAS points at (MODEL@RUN).")
@@ -699,7 +728,7 @@ def model_alias_get(
     ctx: typer.Context,
     model: str = typer.Argument(..., metavar="MODEL"),
     alias: str = typer.Argument(..., metavar="ALIAS"),
-    output: str = typer.Option("ref", "-o", "--output", help="ref (MODEL@RUN), json or yaml."),
+    output: str = output_option("ref", ref="MODEL@RUN"),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -707,13 +736,14 @@ def model_alias_get(
 ) -> None:
     from tau.data import models
 
-    _formats(output, ("ref", "json", "yaml"))
+    check_output(output, "ref")
     found = models.get_alias(
         _root(ctx, registry, pvc, context, namespace, models.SCOPE), model, alias
     )
-    if output != "ref":
-        return emit(_dump(found), output)
-    click.echo(f"{found.model}@{found.run}")
+    if output == "ref":
+        click.echo(f"{found.model}@{found.run}")
+        return
+    emit(_dump(found), output, table=lambda: _model_alias_row(found))
 
 
 @model_index_app.command(
@@ -729,7 +759,7 @@ def model_index_rebuild(
         help="File the runs under this model name (default: the run's model.json, else unknown).",
     ),
     run: str = typer.Option("", "--run", help="Only this run."),
-    output: str = typer.Option("table", "-o", "--output", help="table, json or yaml."),
+    output: str = output_option(),
     registry: str = REGISTRY,
     pvc: str = PVC,
     namespace: str = namespace_option(),
@@ -737,7 +767,7 @@ def model_index_rebuild(
 ) -> None:
     from tau.data import models
 
-    _formats(output, ("table", "json", "yaml"))
+    check_output(output)
     root = _root(ctx, registry, pvc, context, namespace, models.REBUILD_SCOPE)
     where = getattr(root, "namespace", None)
     rows, warnings = models.rebuild(root, model=model or None, run=run or None, namespace=where)

@@ -40,11 +40,15 @@ def check_output(output: str, *extra: str) -> str:
     return output
 
 
-def output_option(default: Output = Output.table) -> Output:
+def output_option(default: str = Output.table, **extra: str) -> Output:
+    """`-o/--output`: table|json|yaml, plus the verb's own forms, `extra` naming what each
+    prints (`ref="MODEL@RUN"`); the verb refuses the rest with `check_output(output, *extra)`."""
+    forms = "".join(f", or {name} ({what})" for name, what in extra.items())
+    help_text = OUTPUT_OPTION_HELP.removesuffix(".") + forms + "."
     # typer.Option returns its OptionInfo typed Any; the parameter it defaults is an Output.
     return cast(
         Output,
-        typer.Option(default, "-o", "--output", help=OUTPUT_OPTION_HELP, case_sensitive=False),
+        typer.Option(default, "-o", "--output", help=help_text, case_sensitive=False),
     )
 
 

@@ -374,9 +374,7 @@ def get(
     artifact: str = typer.Option("", "--artifact", help="One file, relative to the results."),
     path: str = typer.Option("", "--path", help="Result path (with --pvc; external Jobs)."),
     pvc: str = typer.Option("", "--pvc", help="PVC holding --path."),
-    output: str = typer.Option(
-        "table", "-o", "--output", help="table, json, yaml or raw (one file's bytes)."
-    ),
+    output: str = output_option(raw="one file's bytes"),
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
     context: str = context_option(),

@@ -60,6 +60,31 @@ def test_register_alias_show_and_ref(data: Path) -> None:
     assert [(d["name"], d["version"]) for d in listed] == [("mnist", "1")]
 
 
+def rows(result: subprocess.CompletedProcess[str]) -> list[list[str]]:
+    assert result.returncode == 0, result.stderr
+    return [line.split() for line in result.stdout.splitlines()]
+
+
+def test_ref_and_alias_get_print_a_table_of_their_document(data: Path) -> None:
+    tau("data", "dataset", "register", "mnist@1", "--purpose", "eval", "--from", "uploads/mnist",
+        *registry(data))  # fmt: skip
+    tau("data", "dataset", "alias", "set", "mnist", "latest", "1", *registry(data))
+    ref = json.loads(tau("data", "dataset", "ref", "mnist", *registry(data)).stdout)
+    assert rows(tau("data", "dataset", "ref", "mnist", "-o", "table", *registry(data))) == [
+        ["NAME", "VERSION", "PURPOSE", "RECOMMENDED", "PATH", "DIGEST"],
+        ["mnist", "1", "eval", "durable_mount", "/data/uploads/mnist", ref["digest"]],
+    ]
+    alias = json.loads(
+        tau("data", "dataset", "alias", "get", "mnist", "latest", "-o", "json", *registry(data))
+        .stdout
+    )  # fmt: skip
+    got = tau("data", "dataset", "alias", "get", "mnist", "latest", "-o", "table", *registry(data))
+    assert rows(got) == [
+        ["NAME", "ALIAS", "VERSION", "DIGEST", "UPDATED"],
+        ["mnist", "latest", "1", ref["digest"], alias["updated_at"]],
+    ]
+
+
 def test_registering_twice_is_refused_with_exit_2(data: Path) -> None:
     args = (
         "data",
@@ -153,7 +178,12 @@ def test_rm_needs_yes_and_no_alias_pointing_at_the_version(data: Path) -> None:
         (["register", "mnist@1", "--purpose", "eval", "--from", "/etc"], "is not on the data PVC"),
         (["show", "Mnist"], "dataset name 'Mnist' is invalid"),
         (["ref", "mnist", "--env-prefix", "X"], "--env-prefix applies to -o env"),
-        (["list", "-o", "xml"], "--output must be one of: table, json, yaml"),
+        (["list", "-o", "xml"], "--output must be table, json or yaml"),
+        (["ref", "mnist", "-o", "ref"], "--output must be table, json, yaml or env"),
+        (
+            ["alias", "get", "mnist", "latest", "-o", "env"],
+            "--output must be table, json, yaml or ref",
+        ),
         (["show", "mnist", "-n", "research"], "is a local directory, but -n selects a cluster"),
     ],
 )
@@ -195,6 +225,24 @@ def test_model_index_best_alias_and_show(data: Path) -> None:
     )
     shown = json.loads(tau("data", "model", "show", "demo/demo-b", *registry(data)).stdout)
     assert shown["metrics"] == {"loss": 0.3} and shown["primary_metric"]["direction"] == "lower"
+    header = ["MODEL", "RUN", "METRIC(PRIMARY)", "DIRECTION", "TAGS", "CHECKPOINT"]
+    row = ["demo", "demo-b", "0.3", "lower", "-", "-"]
+    for form in ("table", "summary"):
+        shown = tau("data", "model", "show", "demo/demo-b", "-o", form, *registry(data))
+        assert rows(shown) == [header, row], form
+    best = tau("data", "model", "best", "demo", "--metric", "loss", "-o", "table", *registry(data))
+    assert rows(best) == [[*header[:2], "METRIC(LOSS)", *header[3:]], row]
+    alias = json.loads(
+        tau("data", "model", "alias", "get", "demo", "prod", "-o", "json", *registry(data)).stdout
+    )
+    got = tau("data", "model", "alias", "get", "demo", "prod", "-o", "table", *registry(data))
+    assert rows(got) == [
+        ["MODEL", "ALIAS", "RUN", "UPDATED"],
+        ["demo", "prod", "demo-a", alias["updated_at"]],
+    ]
+    moved = tau("data", "model", "alias", "set", "demo", "prod", "demo-b", "-o", "table",
+                *registry(data))  # fmt: skip
+    assert rows(moved)[1][:3] == ["demo", "prod", "demo-b"]
     missing = tau("data", "model", "best", "nothing", *registry(data))
     assert missing.returncode == 1 and "model nothing has no runs" in missing.stderr
 
