@@ -34,7 +34,12 @@ COMMANDS = offline_commands()
 
 
 def test_the_examples_that_document_offline_commands_are_all_collected():
-    assert {example for example, _ in COMMANDS} >= {"aks-gpu-quickstart", "kind-smoke"}
+    assert {example for example, _ in COMMANDS} >= {
+        "aks-gpu-quickstart",
+        "cpu-multi-interest-ray",
+        "kind-smoke",
+        "ray-tune-smoke",
+    }
 
 
 @pytest.mark.parametrize(("example", "command"), COMMANDS, ids=[c for _, c in COMMANDS])
