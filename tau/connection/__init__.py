@@ -15,7 +15,7 @@ test enforces it). Importing it costs nothing: each name loads its module on fir
 """
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tau.connection.aks import azure_credential, cluster_user_kubeconfig
@@ -194,7 +194,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
