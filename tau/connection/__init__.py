@@ -14,8 +14,9 @@ test enforces it). Importing it costs nothing: each name loads its module on fir
 `aks` only when an AKS connection is made.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from tau.lazyexports import lazy_exports
 
 if TYPE_CHECKING:
     from tau.connection.aks import azure_credential, cluster_user_kubeconfig
@@ -194,14 +195,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())

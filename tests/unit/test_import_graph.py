@@ -34,7 +34,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("tau.keys", "tau.credentials", "tau.atomicfile", "tau.version", "tau.jsontypes"),
+    (
+        "tau.keys",
+        "tau.credentials",
+        "tau.atomicfile",
+        "tau.version",
+        "tau.jsontypes",
+        "tau.lazyexports",
+    ),
     ("tau.errors",),
     ("tau.safeyaml",),
     ("tau.api", "tau.runconfig", "tau.kube", "tau.evidence"),
