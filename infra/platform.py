@@ -20,7 +20,6 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
 from infra.platform_values import (
     RELEASE_NAME,
@@ -29,6 +28,7 @@ from infra.platform_values import (
     without_queue,
 )
 from infra.queue import QueueRenderError, apply_queue_objects, render_queue_objects
+from tau.cluster.chart import read_chart_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PROGRAM_DIR = PROJECT_ROOT / "infra"
@@ -44,7 +44,7 @@ def is_repository_chart(chart: str) -> bool:
 def fetches_dependencies(chart: str) -> bool:
     """Whether a checkout chart declares a dependency from a repository (Kueue, KubeRay), so
     Helm must fetch it (dependency_update); first-party sub-charts are already in charts/."""
-    meta = yaml.safe_load((PROJECT_ROOT / chart / "Chart.yaml").read_text()) or {}
+    meta = read_chart_yaml(PROJECT_ROOT / chart)
     return any(dep.get("repository") for dep in meta.get("dependencies") or [])
 
 
