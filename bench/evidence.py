@@ -183,7 +183,9 @@ def bench_series_page(work: Path, points: int) -> tuple[float, float, int]:
         for step in range(points):
             handle.write(f'{{"_step":{step},"loss":{math.sin(step / 5000) + step * 1e-6:.6f}}}\n')
     import_jsonl(store, ImportRequest(run_id="long", history=[str(path)]))
-    client = TestClient(create_app(ServerConfig(store=Store.open(store))))
+    # The server refuses Host headers other than loopback (DNS-rebinding guard).
+    app = create_app(ServerConfig(store=Store.open(store)))
+    client = TestClient(app, base_url="http://127.0.0.1")
     start = time.perf_counter()
     response = client.get("/api/v2/stellar/runs/long/series", params={"metric": "loss"})
     first = time.perf_counter() - start
