@@ -3,30 +3,21 @@
 Azure cannot be reached from the test machine, so `access.method: aks` runs the real
 azure-identity and azure-mgmt-containerservice clients against this server: OpenID discovery
 and the client-credentials token endpoint for the tenant, and ARM's
-`listClusterUserCredential` for one managed cluster. TLS uses a throwaway CA that the
-clients are told to trust through REQUESTS_CA_BUNDLE.
+`listClusterUserCredential` for one managed cluster. TLS (tests/unit/https_standin.py) uses
+a throwaway CA that the clients are told to trust through REQUESTS_CA_BUNDLE.
 """
 
 from __future__ import annotations
 
 import base64
-import datetime
-import ipaddress
-import json
-import ssl
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
+from tests.unit.https_standin import JsonHandler, serve_https
 from tests.unit.repos import make_repo, monorepo, tau_config_dir, write_descriptor
 
 __all__ = ["azure", "make_repo", "monorepo", "tau_config_dir", "write_descriptor"]
@@ -83,56 +74,16 @@ class AzureStandIn:
     seen: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def _certificate(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "azure-stand-in")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "stand-in.crt", directory / "stand-in.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
-
-
 @pytest.fixture
 def azure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AzureStandIn]:
-    cert, key = _certificate(tmp_path)
     state = AzureStandIn(url="")
 
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             state.seen.append(("GET", self.path, ""))
             if self.path.startswith(f"/{TENANT}/v2.0/.well-known/openid-configuration"):
                 base = f"{state.url}/{TENANT}"
-                self._send(
+                self.send_json(
                     200,
                     {
                         "issuer": f"{base}/v2.0",
@@ -141,7 +92,7 @@ def azure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AzureStan
                     },
                 )
                 return
-            self._send(404, {"error": "not_found"})
+            self.send_json(404, {"error": "not_found"})
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -149,49 +100,38 @@ def azure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AzureStan
             state.seen.append(("POST", self.path, self.headers.get("Authorization", "")))
             if self.path.startswith(f"/{TENANT}/oauth2/v2.0/token"):
                 if state.token_status != 200:
-                    self._send(state.token_status, {"error": "invalid_client"})
+                    self.send_json(state.token_status, {"error": "invalid_client"})
                     return
                 assert CLIENT_SECRET in body
-                self._send(
+                self.send_json(
                     200,
                     {"access_token": ACCESS_TOKEN, "token_type": "Bearer", "expires_in": 3600},
                 )
                 return
             if self.path.startswith(RESOURCE_ID + "/listClusterUserCredential"):
                 if self.headers.get("Authorization") != f"Bearer {ACCESS_TOKEN}":
-                    self._send(401, {"error": {"code": "InvalidAuthenticationToken"}})
+                    self.send_json(401, {"error": {"code": "InvalidAuthenticationToken"}})
                     return
                 if state.credential_status != 200:
-                    self._send(
+                    self.send_json(
                         state.credential_status,
                         {"error": {"code": "AuthorizationFailed", "message": "denied"}},
                     )
                     return
                 value = base64.b64encode(yaml.safe_dump(state.kubeconfig).encode()).decode()
-                self._send(200, {"kubeconfigs": [{"name": "clusterUser", "value": value}]})
+                self.send_json(200, {"kubeconfigs": [{"name": "clusterUser", "value": value}]})
                 return
-            self._send(404, {"error": {"code": "NotFound"}})
+            self.send_json(404, {"error": {"code": "NotFound"}})
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    state.url = f"https://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    for name, value in {
-        "REQUESTS_CA_BUNDLE": str(cert),
-        "AZURE_AUTHORITY_HOST": state.url,
-        "AZURE_TENANT_ID": TENANT,
-        "AZURE_CLIENT_ID": "3f2a0c6e-0000-4000-8000-000000000001",
-        "AZURE_CLIENT_SECRET": CLIENT_SECRET,
-        "TAU_AUTH_MODE": "environment",
-        "TAU_AZURE_RESOURCE_MANAGER": state.url,
-    }.items():
-        monkeypatch.setenv(name, value)
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serve_https(Handler, tmp_path, "azure-stand-in") as (state.url, cert):
+        for name, value in {
+            "REQUESTS_CA_BUNDLE": str(cert),
+            "AZURE_AUTHORITY_HOST": state.url,
+            "AZURE_TENANT_ID": TENANT,
+            "AZURE_CLIENT_ID": "3f2a0c6e-0000-4000-8000-000000000001",
+            "AZURE_CLIENT_SECRET": CLIENT_SECRET,
+            "TAU_AUTH_MODE": "environment",
+            "TAU_AZURE_RESOURCE_MANAGER": state.url,
+        }.items():
+            monkeypatch.setenv(name, value)
+        yield state

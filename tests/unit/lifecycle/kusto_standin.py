@@ -12,56 +12,18 @@ as the endpoint must be https. Only the bearer token it is told to expect is acc
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import json
 import re
-import ssl
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from tests.unit.https_standin import JsonHandler, serve_https
 
 COLUMNS = [("Timestamp", "datetime"), ("Pod", "string"), ("Container", "string")]
-
-
-def _certificate(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "adx-stand-in")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "adx-stand-in.crt", directory / "adx-stand-in.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
 
 
 @dataclass
@@ -147,41 +109,22 @@ class KustoStandIn:
 
 @pytest.fixture
 def kusto(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KustoStandIn]:
-    cert, key = _certificate(tmp_path)
-    state = KustoStandIn(cert=cert)
+    state = KustoStandIn()
 
-    class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: Any) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if self.path != "/v2/rest/query":
-                return self._send(404, {"error": {"code": "NotFound"}})
+                return self.send_json(404, {"error": {"code": "NotFound"}})
             request = json.loads(body)
             authorization = self.headers.get("Authorization", "")
             state.queries.append({**request, "authorization": authorization})
             if authorization != f"Bearer {state.token}":
-                return self._send(401, {"error": {"code": "Unauthorized"}})
+                return self.send_json(401, {"error": {"code": "Unauthorized"}})
             if state.status != 200:
-                return self._send(state.status, {"error": {"code": "Forbidden"}})
-            return self._send(200, state.answer(request))
+                return self.send_json(state.status, {"error": {"code": "Forbidden"}})
+            return self.send_json(200, state.answer(request))
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    state.url = f"https://127.0.0.1:{server.server_port}"
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    with serve_https(Handler, tmp_path, "adx-stand-in") as (state.url, state.cert):
+        monkeypatch.setenv("SSL_CERT_FILE", str(state.cert))
+        yield state
