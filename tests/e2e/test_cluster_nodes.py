@@ -18,7 +18,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from controller_harness import items, unique
+from controller_harness import unique
+from installed_checks import probe_pods
 
 from hack.images import ImageRef
 from hack.localcluster import LocalCluster
@@ -38,12 +39,6 @@ def tau(cluster, *args: str) -> subprocess.CompletedProcess[str]:
         check=False,
         env=env,
         timeout=120,
-    )
-
-
-def probe_pods(cluster) -> list[dict]:
-    return items(
-        cluster, "pods", "-n", "default", "-l", "app.kubernetes.io/managed-by=tau-validate"
     )
 
 
