@@ -64,14 +64,13 @@ def installation_report(tau: Tau, scope: list[str], expected: dict[str, str]) ->
 
 
 def _status_line(line: str) -> tuple[str, str]:
-    """`  PASS  Tau controller       1/1 ready` -> ("Tau controller", "PASS")."""
+    """`  PASS  Tau controller       1/1 ready` -> ("Tau controller", "PASS"): names may hold
+    spaces, so the name is the report's 20-character name column."""
     status, rest = line.strip().split(maxsplit=1)
     return rest[:20].rstrip(), status
 
 
-def installation_suite_runs_in_the_controller(
-    tau: Tau, scope: list[str], site: Path
-) -> dict[str, Any]:
+def installation_suite_runs_in_the_controller(tau: Tau, scope: list[str], site: Path) -> None:
     """An operator's suite runs once inside the installed controller's container: its passing
     checks are PASS lines, its failing one a FAIL line with the check's message that makes the
     report NOT READY (exit 1, the message in the one error line)."""
@@ -100,7 +99,6 @@ def installation_suite_runs_in_the_controller(
     assert not report["ready"] and report["passed"] == report["required"] - 1
     (line,) = done.stderr.strip().splitlines()[-1:]
     assert f"{SITE_CHECKS[2]}: site proxy not configured" in line
-    return report
 
 
 def probe_pods(cluster: LocalCluster) -> list[dict]:
