@@ -80,6 +80,15 @@ ARTIFACT_PUBLICATION = DOMAIN + "artifact-publication"
 ARTIFACT_PUBLICATION_ID = DOMAIN + "artifact-publication-id"
 CHECKPOINT_ARTIFACT = DOMAIN + "checkpoint-artifact"
 
+# Profiler (`profiler.*`): what was captured, where, for which rank.
+PROFILER_MODE = DOMAIN + "profile-mode"
+PROFILER_PATH = DOMAIN + "profile-path"
+PROFILER_PVC = DOMAIN + "profile-pvc"
+PROFILER_RANK = DOMAIN + "profile-rank"
+PROFILER_WORLD_SIZE = DOMAIN + "profile-world-size"
+PROFILER_WARMUP = DOMAIN + "profile-warmup"
+PROFILER_DURATION = DOMAIN + "profile-duration"
+
 # Experiment / Stellar.
 EXPERIMENT = DOMAIN + "experiment"
 STELLAR_EXPERIMENT = DOMAIN + "stellar-experiment"
@@ -233,6 +242,21 @@ ENV_METRICS_READY_FILE = "TAU_METRICS_READY_FILE"
 ENV_METRICS_DONE_FILE = "TAU_METRICS_DONE_FILE"
 ENV_METRICS_COMPLETION_FILE = "TAU_METRICS_COMPLETION_FILE"
 ENV_METRICS_SESSION_ID = "TAU_METRICS_SESSION_ID"
+# The profiler stage of the wrapper (tau/render/wrapper.py) reads these.
+ENV_PROFILE_MODE = "TAU_PROFILE_MODE"
+ENV_PROFILE_TOOL = "TAU_PROFILE_TOOL"
+ENV_PROFILE_RANK = "TAU_PROFILE_RANK"
+ENV_PROFILE_OUT_DIR = "TAU_PROFILE_OUT_DIR"
+ENV_PROFILE_RUN_ID = "TAU_PROFILE_RUN_ID"
+ENV_PROFILE_NAMESPACE = "TAU_PROFILE_NAMESPACE"
+ENV_PROFILE_EXT = "TAU_PROFILE_EXT"
+ENV_PROFILE_WARMUP_SEC = "TAU_PROFILE_WARMUP_SEC"
+ENV_PROFILE_ACTIVE_SEC = "TAU_PROFILE_ACTIVE_SEC"
+ENV_PROFILE_OUT = "TAU_PROFILE_OUT"
+ENV_PROFILE_OUT_PATTERN = "TAU_PROFILE_OUT_PATTERN"
+# Where a process learns its rank, first set wins (launchers: torch/Ray, Open MPI, PMI);
+# a process with none of them is rank 0.
+RANK_ENV = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
 
 # Managed workflows (tau/render/workflow.py) and the Python SDK's in-pod wrapper (tau/sdk).
 ENV_METRICS_HISTORY = "TAU_METRICS_HISTORY"

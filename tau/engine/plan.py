@@ -13,6 +13,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from tau.engine.gpus import GpuInventory
 from tau.engine.layout import PathMap
 from tau.errors import RuntimeFailure, UsageError
 from tau.render import command as cmd
-from tau.render import tune_driver
+from tau.render import tune_driver, wrapper
 from tau.render.env import STAGING_ROOT, container_env
 from tau.render.intent import Mount, RunIntent
 from tau.resolve.storage import DEFAULT_OUTPUT_ROOT
@@ -112,6 +113,13 @@ def build_plan(
     output_dir = Path(paths.local(intent.output or ""))
     staging = Path(paths.local(f"{STAGING_ROOT}/{intent.name}")) if intent.staged_publish else None
     argv, files, ray_resources = _command(intent, script_dir, gpus_needed=needed)
+    if intent.profiler is not None:
+        _check_profiler_tool(intent.profiler.mode, env)
+        argv = wrapper.profiled(intent, argv)
+        notes.append(
+            f"profiler: rank {intent.profiler.rank} runs under {intent.profiler.mode}; reports "
+            f"in {env[keys.ENV_PROFILE_OUT_DIR]}"
+        )
     cwd = _working_dir(intent, paths)
     history = [
         Path(paths.local(h)) if h.startswith("/") else output_dir / h
@@ -167,6 +175,17 @@ def _refuse_cluster_only(intent: RunIntent) -> None:
             f"execution.nodes is {intent.nodes}; the local engine runs one node",
             hint="set execution.nodes: 1 to try it locally, or run on the cluster",
             owner=RESEARCHER,
+        )
+
+
+def _check_profiler_tool(tool: str, env: dict[str, str]) -> None:
+    """The same profiler stage runs locally; refuse once, before starting, without its tool."""
+    if shutil.which(tool, path=env.get("PATH")) is None:
+        raise RuntimeFailure(
+            f"profiler.mode {tool} runs the entrypoint under {tool}, which is not on PATH on "
+            "this machine",
+            hint=f"install {tool} (NVIDIA Nsight) here, or remove profiler for local runs",
+            owner="researcher: local machine",
         )
 
 

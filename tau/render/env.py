@@ -7,6 +7,7 @@ nothing: a user value for one of them is a render error, never a silent override
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 
 from tau import keys
@@ -41,6 +42,45 @@ def storage_env(intent: RunIntent) -> dict[str, str]:
     if intent.staged_publish:
         env[keys.ENV_OUTPUT_STAGING_DIR] = f"{STAGING_ROOT}/{intent.name}"
     return env
+
+
+def profile_dir(intent: RunIntent) -> str:
+    """Where profiler reports land: `<storage.output>/profile` (a PVC path, checked by the
+    renderer)."""
+    return f"{(intent.output or '').rstrip('/')}/profile"
+
+
+def profiler_env(intent: RunIntent) -> dict[str, str]:
+    """What the wrapper's profiler stage reads, and what a rank can read to find its report.
+
+    `TAU_PROFILE_OUT` names the one report of a single selected rank; with rank `all` every
+    rank writes its own, so `TAU_PROFILE_OUT_PATTERN` keeps a literal `<rank>` placeholder.
+    """
+    profiler = intent.profiler
+    if profiler is None:
+        return {}
+    out = profile_dir(intent)
+    env = {
+        keys.ENV_PROFILE_MODE: profiler.mode,
+        keys.ENV_PROFILE_TOOL: profiler.mode,
+        keys.ENV_PROFILE_RANK: profiler.rank,
+        keys.ENV_PROFILE_OUT_DIR: out,
+        keys.ENV_PROFILE_RUN_ID: intent.name,
+        keys.ENV_PROFILE_NAMESPACE: intent.namespace,
+        keys.ENV_PROFILE_EXT: profiler.ext,
+        keys.ENV_PROFILE_WARMUP_SEC: _whole_seconds(profiler.warmup),
+        keys.ENV_PROFILE_ACTIVE_SEC: _whole_seconds(profiler.duration),
+    }
+    if profiler.rank == "all":
+        env[keys.ENV_PROFILE_OUT_PATTERN] = f"{out}/rank-<rank>.{profiler.ext}"
+    else:
+        env[keys.ENV_PROFILE_OUT] = f"{out}/rank-{profiler.rank}.{profiler.ext}"
+    return env
+
+
+def _whole_seconds(seconds: float | None) -> str:
+    """nsys takes whole seconds: a partial second rounds up, unset is 0 (no limit)."""
+    return str(math.ceil(seconds)) if seconds else "0"
 
 
 def container_env(

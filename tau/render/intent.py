@@ -98,6 +98,24 @@ class MetricsOffload:
 
 
 @dataclass(frozen=True)
+class Profiler:
+    """`profiler.*` resolved: one tool around the entrypoint of the selected rank (or all).
+
+    `warmup`/`duration` are seconds; `duration` is already the nsys default when unset.
+    """
+
+    mode: Literal["nsys", "ncu"]
+    rank: str = "0"
+    warmup: float | None = None
+    duration: float | None = None
+
+    @property
+    def ext(self) -> str:
+        """The report suffix the tool appends to its `-o` base name."""
+        return f"{self.mode}-rep"
+
+
+@dataclass(frozen=True)
 class Placement:
     """Queue, priorities and node placement: from the workload profile, workspace or policy."""
 
@@ -194,6 +212,7 @@ class RunIntent:
     experiment: Experiment = field(default_factory=Experiment)
     tune: Tune | None = None
     metrics_offload: MetricsOffload | None = None
+    profiler: Profiler | None = None
     allow_nccl_override: bool = False
     # Datasets pinned from `dataset:` env references: (name@version, digest).
     datasets: tuple[tuple[str, str], ...] = ()

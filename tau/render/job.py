@@ -15,7 +15,7 @@ from tau.jsontypes import JSONObject
 from tau.render import command as cmd
 from tau.render import offload as metrics
 from tau.render import wrapper
-from tau.render.env import check_payload_value, container_env, storage_env
+from tau.render.env import check_payload_value, container_env, profiler_env, storage_env
 from tau.render.errors import RenderError
 from tau.render.intent import Resources, RunIntent
 from tau.render.metadata import (
@@ -33,6 +33,7 @@ from tau.render.volumes import (
     SOURCE_MOUNT_PATH,
     hot_volume_and_mount,
     image_assets,
+    output_claim,
     project_staging,
     pvc_volumes,
     shm_volume_and_mount,
@@ -54,6 +55,7 @@ def render_job(intent: RunIntent) -> list[JSONObject]:
         )
     check_job_name(intent.name, indexed=intent.multi_node)
     check_namespace(intent.namespace)
+    check_profiler(intent)
     annotations = workload_annotations(intent, _job_annotations(intent))
     job: JSONObject = {
         "apiVersion": "batch/v1",
@@ -144,6 +146,8 @@ def _pod_spec(intent: RunIntent) -> JSONObject:
         mounts.append(mount)
 
     command = cmd.job_command(intent)
+    if command is not None:
+        command = wrapper.profiled(intent, command)
     grace = TERMINATION_GRACE_SECONDS
     if wrapper.needed(intent):
         if command is None:
@@ -205,6 +209,24 @@ def _pod_spec(intent: RunIntent) -> JSONObject:
     return pod
 
 
+def check_profiler(intent: RunIntent) -> None:
+    """The profiler needs a command to wrap and a PVC to keep its reports past the pod."""
+    if intent.profiler is None:
+        return
+    if intent.script is None and intent.source is None and intent.project is None:
+        raise RenderError(
+            "profiler requires run.entrypoint: Tau runs the entrypoint under the profiler and "
+            "cannot wrap the image's own command",
+            hint="set entrypoint in tau.yaml",
+        )
+    if output_claim(intent) is None:
+        raise RenderError(
+            f"profiler requires durable PVC output; storage.output {intent.output or '(unset)'} "
+            "is not on a writable PVC mount",
+            hint="set storage.data_pvc, or storage.output under a PVC mount",
+        )
+
+
 def _reserved(intent: RunIntent) -> tuple[str, ...]:
     if intent.launcher != "torchrun":
         return ()
@@ -230,6 +252,7 @@ def managed_env(intent: RunIntent) -> dict[str, str]:
         env[keys.ENV_MASTER_PORT] = str(cmd.C10D_PORT)
         if intent.multi_node or intent.processes_per_node > 1:
             env[keys.ENV_OMP_NUM_THREADS] = "1"
+    env.update(profiler_env(intent))
     env.update(wrapper.handshake_env(intent))
     return env
 

@@ -11,10 +11,12 @@ import json
 import re
 
 from tau import keys
+from tau.render.env import profile_dir
 from tau.render.intent import RunIntent
 from tau.render.meta import clean_annotations, clean_labels, label_safe, redact_command
 from tau.render.placement import placement_annotations, placement_labels
-from tau.render.volumes import data_claim, storage_mounts_annotation
+from tau.render.volumes import data_claim, output_claim, storage_mounts_annotation
+from tau.runconfig.durations import format_duration
 
 _DIGEST = re.compile(r"@(sha256:[a-f0-9]{64})$")
 
@@ -104,6 +106,7 @@ def workload_annotations(
     gpus = intent.gpus if intent.engine == "job" else intent.gpus_per_worker * intent.workers
     if gpus > 0:
         annotations[keys.GPU_COUNT] = str(gpus * max(intent.nodes, 1))
+    annotations.update(profiler_annotations(intent))
     if intent.datasets:
         annotations[keys.DATASETS] = json.dumps(
             [{"dataset": ref, "digest": digest} for ref, digest in intent.datasets],
@@ -111,6 +114,23 @@ def workload_annotations(
         )
     annotations.update(extra or {})
     return clean_annotations(annotations)
+
+
+def profiler_annotations(intent: RunIntent) -> dict[str, str | None]:
+    """What was profiled and where its reports are, for `tau run get` and a reader of the
+    workload (durations in Go form: `30s`, `1m30s`). A profiled Job is one process."""
+    profiler = intent.profiler
+    if profiler is None:
+        return {}
+    return {
+        keys.PROFILER_MODE: profiler.mode,
+        keys.PROFILER_PATH: profile_dir(intent),
+        keys.PROFILER_PVC: output_claim(intent),
+        keys.PROFILER_RANK: profiler.rank,
+        keys.PROFILER_WORLD_SIZE: "1",
+        keys.PROFILER_WARMUP: format_duration(profiler.warmup) if profiler.warmup else None,
+        keys.PROFILER_DURATION: format_duration(profiler.duration) if profiler.duration else None,
+    }
 
 
 def pod_annotations(

@@ -109,6 +109,12 @@ def render_rayjob(intent: RunIntent) -> list[JSONObject]:
             raise RenderError(f"runtime.pip entry {entry!r} is blank or has surrounding spaces")
     if intent.script is None:
         raise RenderError("engine: rayjob requires run.entrypoint", hint="set entrypoint")
+    if intent.profiler is not None:
+        raise RenderError(
+            "profiler requires engine: job; Ray starts a RayJob's worker processes itself, so "
+            "Tau cannot run one of its ranks under nsys/ncu",
+            hint="remove profiler, or profile the loop as an engine: job run",
+        )
 
     if intent.project is not None:
         files = {PROJECT_FILE: intent.project.archive}

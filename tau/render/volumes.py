@@ -154,6 +154,22 @@ def storage_mounts_annotation(intent: RunIntent) -> str | None:
     return json.dumps(entries, separators=(",", ":")) if entries else None
 
 
+def output_claim(intent: RunIntent) -> str | None:
+    """The PVC holding `storage.output` (the deepest mount containing it), if any."""
+    if not intent.output:
+        return None
+    claims = {volume.name: volume.claim for volume in intent.volumes}
+    holding = [
+        mount
+        for mount in intent.mounts
+        if not mount.read_only
+        and (intent.output == mount.path or intent.output.startswith(mount.path.rstrip("/") + "/"))
+    ]
+    if not holding:
+        return None
+    return claims.get(max(holding, key=lambda mount: len(mount.path)).volume)
+
+
 def data_claim(intent: RunIntent) -> str | None:
     """The PVC behind /data, recorded as the result PVC."""
     claims = {volume.name: volume.claim for volume in intent.volumes}

@@ -1,6 +1,11 @@
 """The container wrapper: what runs around the researcher's command in a cluster pod.
 
-It exists for two contracts that only the pod itself can keep:
+It exists for three contracts that only the pod itself can keep:
+
+- **profiling** (innermost stage, `profiled`): the process whose rank is `profiler.rank`
+  (or every process for `all`) runs under nsys/ncu, writing `rank-<rank>.<ext>` under
+  `TAU_PROFILE_OUT_DIR`; any other rank runs the command unchanged. nsys ends the workload
+  when its capture window closes, which is a completed capture (exit 0), not a failure;
 
 - **metrics offload handshake**: wait (bounded) for the sidecar's ready file, run the
   workload, write the completion file (state, reason) when it exits or is terminated, then
@@ -12,7 +17,9 @@ It exists for two contracts that only the pod itself can keep:
   `.tau-artifacts-complete` last. A failed attempt publishes nothing.
 
 It is POSIX sh using only cp, ln, mv, mkdir, rm, sha256sum and sleep, because it runs in the
-researcher's image (and as a Ray job entrypoint, which Ray starts with /bin/sh).
+researcher's image (and as a Ray job entrypoint, which Ray starts with /bin/sh). Stages wrap
+in the reference order: profiler, then staged publication, then the metrics offload
+handshake (outermost), so publication sees the profiled command's final exit code.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ HANDSHAKE_TIMEOUT_SECONDS = 120
 # Exit codes the wrapper itself chooses (the workload's own code passes through otherwise).
 EXIT_PUBLISH_REFUSED = 126
 EXIT_OFFLOADER_NOT_READY = 125
+# nsys stops the workload with SIGTERM when profiler.duration ends.
+EXIT_SIGTERM = 143
+EXIT_TOOL_MISSING = 127
 # Publication dir name when no id was allocated (client and server dry-runs).
 DRY_RUN_PUBLICATION = "dry-run"
 
@@ -120,6 +130,87 @@ while :; do
   break
 done
 """
+
+
+def _first_set(names: tuple[str, ...], fallback: str) -> str:
+    expression = fallback
+    for name in reversed(names):
+        expression = f"${{{name}:-{expression}}}"
+    return expression
+
+
+_PROFILE_VARS = {
+    "@MODE@": keys.ENV_PROFILE_MODE,
+    "@TOOL@": keys.ENV_PROFILE_TOOL,
+    "@RANK@": keys.ENV_PROFILE_RANK,
+    "@OUT_DIR@": keys.ENV_PROFILE_OUT_DIR,
+    "@EXT@": keys.ENV_PROFILE_EXT,
+    "@WARMUP@": keys.ENV_PROFILE_WARMUP_SEC,
+    "@ACTIVE@": keys.ENV_PROFILE_ACTIVE_SEC,
+}
+
+_PROFILE = r"""tau_rank=@RANK_EXPR@
+if [ "$@RANK@" != all ] && [ "$tau_rank" != "$@RANK@" ]; then
+  echo "tau profiler: rank $tau_rank runs without $@TOOL@ (profiler.rank is $@RANK@)" >&2
+  exec "$@"
+fi
+case $tau_rank in
+  ''|*[!0-9]*)
+    echo "tau profiler: rank '$tau_rank' is not a number; running without $@TOOL@" >&2
+    exec "$@";;
+esac
+if ! command -v "$@TOOL@" >/dev/null 2>&1; then
+  echo "tau profiler: profiler.mode $@MODE@ needs $@TOOL@ on PATH in the workload image;" \
+    "install it there or remove profiler" >&2
+  exit @EXIT_TOOL_MISSING@
+fi
+mkdir -p "$@OUT_DIR@" || exit 1
+tau_base=$@OUT_DIR@/rank-$tau_rank
+tau_report=$tau_base.$@EXT@
+if [ "$@MODE@" = ncu ]; then
+  set -- ncu --target-processes all -f -o "$tau_base" "$@"
+else
+  [ "$@ACTIVE@" = 0 ] || set -- "--duration=$@ACTIVE@" "$@"
+  [ "$@WARMUP@" = 0 ] || set -- "--delay=$@WARMUP@" "$@"
+  set -- nsys profile --force-overwrite=true "--output=$tau_base" "$@"
+fi
+echo "tau profiler: rank $tau_rank runs under $@TOOL@; report $tau_report" >&2
+trap 'tau_terminated=1; kill -TERM "$tau_child" 2>/dev/null' TERM INT
+"$@" &
+tau_child=$!
+wait "$tau_child"; tau_status=$?
+while kill -0 "$tau_child" 2>/dev/null; do wait "$tau_child"; tau_status=$?; done
+if [ "$@MODE@" = nsys ] && [ "$@ACTIVE@" != 0 ] && [ "$tau_status" -eq @EXIT_SIGTERM@ ] &&
+  [ -z "${tau_terminated:-}" ] && [ -f "$tau_report" ]; then
+  echo "tau profiler: the ${@ACTIVE@}s capture (profiler.duration) is complete;" \
+    "nsys stopped the workload" >&2
+  tau_status=0
+fi
+[ -f "$tau_report" ] || echo "tau profiler: $@TOOL@ wrote no report at $tau_report" >&2
+exit "$tau_status"
+"""
+
+
+def _profile_script() -> str:
+    text = _PROFILE
+    for placeholder, name in _PROFILE_VARS.items():
+        text = text.replace(placeholder, name)
+    return (
+        text.replace("@RANK_EXPR@", _first_set(keys.RANK_ENV, "0"))
+        .replace("@EXIT_TOOL_MISSING@", str(EXIT_TOOL_MISSING))
+        .replace("@EXIT_SIGTERM@", str(EXIT_SIGTERM))
+    )
+
+
+PROFILE_SCRIPT = _profile_script()
+
+
+def profiled(intent: RunIntent, command: list[str]) -> list[str]:
+    """`command` as the profiler stage runs it (`sh -c SCRIPT tau-profiler <command...>`);
+    unchanged without `profiler`. The stage reads the `TAU_PROFILE_*` env of the pod."""
+    if intent.profiler is None:
+        return command
+    return ["/bin/sh", "-c", PROFILE_SCRIPT, "tau-profiler", *command]
 
 
 def handshake_env(intent: RunIntent) -> dict[str, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal, cast
 
 from tau import keys
 from tau.errors import UsageError, ValidationError
@@ -21,6 +21,7 @@ from tau.render.intent import (
     Experiment,
     Launcher,
     MetricsOffload,
+    Profiler,
     Project,
     Provenance,
     RunIntent,
@@ -49,6 +50,7 @@ from tau.resolve.provenance import Provenance as ProvenanceTable
 from tau.resolve.sizing import resolve_counts, resolve_gpu_resource, resolve_resources
 from tau.resolve.storage import resolve_assets, resolve_output, resolve_storage
 from tau.runconfig import models
+from tau.runconfig.durations import parse_duration
 from tau.runconfig.models import (
     Compute,
     Execution,
@@ -195,6 +197,7 @@ def resolve_run(
         experiment=experiment,
         tune=_tune(execution, launcher),
         metrics_offload=_offload(stack, output, new_id),
+        profiler=_profiler(stack),
         allow_nccl_override=execution.allow_nccl_override,
     )
     if stack.placeholders:
@@ -530,6 +533,36 @@ def _offload(stack: Stack, output: str | None, new_id: Callable[[], str]) -> Met
         source=source,
         interval=interval,
     )
+
+
+def _profiler(stack: Stack) -> Profiler | None:
+    """`profiler.*` as the rules accepted it; nsys captures for 2 minutes unless told."""
+    block = stack.model.profiler
+    if block is None:
+        return None
+    mode = cast(Literal["nsys", "ncu"], block.mode)  # the rules allow only these two
+    stack.record(field_path(models.Profiler, "mode"), mode, stack.file(models.Profiler, "mode"))
+    rank = "0" if block.rank is None else str(block.rank)
+    stack.record(
+        field_path(models.Profiler, "rank"),
+        rank,
+        stack.file(models.Profiler, "rank") if block.rank is not None else stack.default(),
+    )
+    for name in ("warmup", "duration"):
+        value = getattr(block, name)
+        if value:
+            setting = field_path(models.Profiler, name)
+            stack.record(setting, value, stack.file(models.Profiler, name))
+    warmup = parse_duration(block.warmup) if block.warmup else None
+    duration = parse_duration(block.duration) if block.duration else None
+    if duration is None and mode == "nsys":
+        duration = parse_duration(models.NSYS_DEFAULT_DURATION)
+        stack.record(
+            field_path(models.Profiler, "duration"),
+            models.NSYS_DEFAULT_DURATION,
+            stack.default("nsys"),
+        )
+    return Profiler(mode=mode, rank=rank, warmup=warmup, duration=duration)
 
 
 def _platform_or_file(stack: Stack, name: str, env_name: str, value: str | None) -> str | None:

@@ -48,15 +48,27 @@ def parse_duration(text: str) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """The Go `Duration.String()` form for whole seconds (`90` -> `1m30s`)."""
-    whole = round(seconds)
-    if whole == 0:
+    """The Go `Duration.String()` form (`90` -> `1m30s`, `1.5` -> `1.5s`, `0.25` -> `250ms`),
+    which annotations carry so they read the same as the original contract's."""
+    nanos = round(abs(seconds) * 1e9)
+    sign = "-" if seconds < 0 and nanos else ""
+    if nanos == 0:
         return "0s"
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = ""
-    if hours:
-        text += f"{hours}h"
+    if nanos < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return sign + _decimal(nanos, size) + unit
+    hours, rest = divmod(nanos, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    text = f"{hours}h" if hours else ""
     if hours or minutes:
         text += f"{minutes}m"
-    return text + f"{secs}s"
+    return sign + text + _decimal(rest, 1_000_000_000) + "s"
+
+
+def _decimal(value: int, unit: int) -> str:
+    whole, fraction = divmod(value, unit)
+    if not fraction:
+        return str(whole)
+    digits = len(str(unit)) - 1
+    return f"{whole}.{fraction:0{digits}d}".rstrip("0")

@@ -68,6 +68,9 @@ GPU_RESOURCE_MODES = ("device-plugin", "nvidia", "dra", "mig")
 RETRY_REASONS = ("Preempted", "Evicted", "OOMKilled")
 DEFAULT_RETRY_ON = ("Preempted", "Evicted")
 DEFAULT_CHECKPOINT_ROOT = "/data/checkpoints/finetunes"
+# nsys captures this long when profiler.duration is unset (and then stops the workload).
+NSYS_DEFAULT_DURATION = "2m"
+PROFILER_NOTES = "engine job; reports go to <storage.output>/profile on its PVC"
 # Go duration strings (`30s`, `1m30s`); YAML numbers are rejected, as upstream does.
 DURATION_FIELDS = frozenset(
     {"resilience.backoff_initial", "resilience.backoff_max", "profiler.warmup", "profiler.duration"}
@@ -359,21 +362,18 @@ class Resilience(Block):
 
 
 class Profiler(Block):
-    mode: str | None = spec(doc="Profiler tool.", values=("nsys", "ncu"), status=RESERVED)
+    mode: str | None = spec(doc="Profiler tool.", values=("nsys", "ncu"), notes=PROFILER_NOTES)
     rank: int | str | None = spec(
         doc="Rank to profile, or all.",
         shown_default="0",
         json_type=["integer", "string"],
-        status=RESERVED,
+        notes=f"a process's rank is the first of {', '.join(keys.RANK_ENV)} set, else 0",
     )
-    warmup: str | None = spec(
-        doc="Delay before capture (duration).", notes="nsys only", status=RESERVED
-    )
+    warmup: str | None = spec(doc="Delay before capture (duration).", notes="nsys only")
     duration: str | None = spec(
-        doc="Capture length (duration).",
-        shown_default="2m (nsys)",
+        doc="Capture length (duration); nsys then stops the workload.",
+        shown_default=f"{NSYS_DEFAULT_DURATION} (nsys)",
         notes="nsys only",
-        status=RESERVED,
     )
 
 
@@ -471,11 +471,7 @@ class RunConfig(Block):
     metrics: Metrics | None = spec(doc="Published metric files and the offload sidecar.")
     experiment: Experiment | None = spec(doc="Experiment identity for evidence.")
     resilience: Resilience | None = spec(doc="Automatic retry and checkpoint path.")
-    profiler: Profiler | None = spec(
-        doc="Bounded rank-scoped profiling.",
-        status=RESERVED,
-        notes="refused: this build renders no nsys/ncu wrapper yet",
-    )
+    profiler: Profiler | None = spec(doc="Bounded rank-scoped profiling.", notes=PROFILER_NOTES)
     run: RunBlock | None = spec(doc="Nested run identity, source staging and Ray project dir.")
     workflow: Workflow | None = spec(doc="Delegation to an SDK-generated workflow manifest.")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
+from tau import keys
 from tau.runconfig import catalog
 from tau.runconfig.durations import parse_duration
 from tau.runconfig.images import offload_image_problem
@@ -148,11 +149,6 @@ class ObservabilityRules(Base):
         profiler = self.config.profiler
         if profiler is None:
             return
-        self.add(
-            ("profiler",),
-            "profiler is reserved: this build renders no nsys/ncu wrapper, so the run would not "
-            "be profiled; remove the profiler block",
-        )
         mode = profiler.mode
         if mode not in ("nsys", "ncu"):
             self.add(
@@ -170,16 +166,36 @@ class ObservabilityRules(Base):
                     ("profiler", name),
                     f"profiler.{name} currently applies only to profiler.mode=nsys",
                 )
-        if self.engine == "job":
-            if not any(self.mount_paths().values()):
-                self.add(
-                    ("profiler",),
-                    "profiler requires durable PVC output; set storage.data_pvc",
-                )
-            if self.launcher == "torchrun":
-                self.add(
-                    ("profiler",), "profiler cannot be combined with execution.launcher torchrun"
-                )
+        if self.engine != "job":
+            self.add(
+                ("profiler",),
+                "profiler requires engine: job; Ray starts a RayJob's worker processes "
+                "itself, so Tau cannot run one of its ranks under nsys/ncu",
+            )
+            return
+        if not any(self.mount_paths().values()):
+            self.add(
+                ("profiler",),
+                "profiler requires durable PVC output; set storage.data_pvc",
+            )
+        if self.launcher == "torchrun":
+            self.add(("profiler",), "profiler cannot be combined with execution.launcher torchrun")
+        elif isinstance(rank, int) and rank > 0 and not self._sets_rank():
+            self.add(
+                ("profiler", "rank"),
+                f"profiler.rank {rank} never runs: a Job without torchrun is one process, rank 0 "
+                f"(runtime.env sets none of {', '.join(keys.RANK_ENV)}); use 0 or all",
+            )
+        if not self.config.entrypoint_value:
+            self.add(
+                ("profiler",),
+                "profiler requires run.entrypoint: Tau runs the entrypoint under the profiler "
+                "and cannot wrap the image's own command",
+            )
+
+    def _sets_rank(self) -> bool:
+        env = (self.config.runtime.env if self.config.runtime else None) or {}
+        return any(name in env for name in keys.RANK_ENV)
 
     def deprecations(self) -> None:
         for entry in catalog.entries():
