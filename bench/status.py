@@ -1,11 +1,11 @@
-"""Benchmark: one `tau run status` refresh for a 2-pod vs a 256-pod Indexed Job, and
-submit→admitted latency of `tau run` vs `kubectl create` of the same rendered Job.
+"""Benchmark: one `tau run status` refresh for a 2-pod vs a 256-pod Indexed Job
+(submit→admitted latency is `bench/submit.py`).
 
-Targets (COMPASS): API requests per status refresh independent of pod count; tau's
-submit→admitted overhead ≤ 20% over kubectl. Requests are counted twice: by the apiserver
-(`apiserver_request_total` GET/LIST deltas for the resources status reads, read through the
-admin client) and by tau's own client. Runs against the local control plane: an existing
-one via --kubeconfig (admin), else a fresh one started for the run.
+Target (COMPASS): API requests per status refresh independent of pod count. Requests are
+counted twice: by the apiserver (`apiserver_request_total` GET/LIST deltas for the
+resources status reads, read through the admin client) and by tau's own client. Runs
+against the local control plane: an existing one via --kubeconfig (admin), else a fresh
+one started for the run.
 
     python bench/status.py [--runs 5] [--kubeconfig PATH]
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -101,48 +100,6 @@ def status_refresh(ws, name: str, runs: int) -> tuple[float, int, int]:
     return statistics.median(walls), min(served), counted
 
 
-def wait_admitted(kube, namespace: str, name: str, timeout: float = 120) -> float:
-    from tau.kube.resources import JOBS
-
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        job = kube.get_or_none(JOBS, name, namespace)
-        if job is not None and not job["spec"].get("suspend", True):
-            return time.perf_counter()
-        time.sleep(0.05)
-    raise SystemExit(f"{namespace}/{name} was not admitted within {timeout}s")
-
-
-def submit_latency(ws, runs: int) -> tuple[float, float]:
-    """Median seconds from command start to Kueue admission: tau run vs kubectl create."""
-    from lifecycle_env import job_target
-
-    from tau.kube import KubeClient
-
-    admin = KubeClient(ws.cluster.kubeconfig)
-    tau_times, kubectl_times = [], []
-    for i in range(runs):
-        name = f"lat-tau-{i}"
-        ws.target(name, job_target(name))
-        started = time.perf_counter()
-        result = ws.tau("run", name)
-        assert result.returncode == 0, result.stderr
-        tau_times.append(wait_admitted(admin, ws.namespace, name) - started)
-        rendered = ws.tau("run", name, "--dry-run=client").stdout.replace(name, f"lat-kc-{i}")
-        started = time.perf_counter()
-        created = subprocess.run(
-            [str(ws.cluster.bin_dir / "kubectl"), "create", "-f", "-"],
-            input=rendered,
-            env=ws.env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert created.returncode == 0, created.stderr
-        kubectl_times.append(wait_admitted(admin, ws.namespace, f"lat-kc-{i}") - started)
-    return statistics.median(tau_times), statistics.median(kubectl_times)
-
-
 def bench(cluster, runs: int) -> None:
     sys.path.insert(0, str(REPO / "tests" / "e2e"))
     from lifecycle_env import workspace_setup
@@ -179,11 +136,6 @@ def bench(cluster, runs: int) -> None:
                 f"256-pod / 2-pod: requests x{rows[256][2] / rows[2][2]:.2f} (tau client), "
                 f"x{rows[256][1] / max(rows[2][1], 1):.2f} (apiserver); "
                 f"wall x{rows[256][0] / rows[2][0]:.2f}  (target: requests x1.00)"
-            )
-            tau_s, kubectl_s = submit_latency(ws, runs)
-            print(
-                f"submit→admitted median: tau run {tau_s * 1000:.0f} ms, kubectl create "
-                f"{kubectl_s * 1000:.0f} ms, ratio x{tau_s / kubectl_s:.2f} (target ≤ 1.20)"
             )
         finally:
             for name in ("bench-2", "bench-256"):

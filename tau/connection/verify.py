@@ -11,7 +11,7 @@ fails with the layer it belongs to and the owner of the fix:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tau.api.connection import WorkspaceConnection
 from tau.api.workspace import CLUSTER_WIDE, WORKSPACE_RBAC
@@ -61,6 +61,9 @@ class LiveWorkspace:
     authorization_mode: str
     role: str
     phase: str
+    # The TauWorkspace as verification read it: a submission right after verification
+    # reuses it instead of reading it again.
+    obj: JSONObject = field(default_factory=dict, compare=False, repr=False)
 
 
 def read_workspace(kube: KubeClient, name: str, system_namespace: str) -> JSONObject:
@@ -170,6 +173,7 @@ def live_contract(obj: JSONObject) -> LiveWorkspace:
         authorization_mode=(spec.get("authorization") or {}).get("mode") or WORKSPACE_RBAC,
         role=spec.get("role") or "",
         phase=status.get("phase") or "Pending",
+        obj=obj,
     )
 
 

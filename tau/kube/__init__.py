@@ -5,7 +5,7 @@
 are `KubeError` subclasses whose one-line message starts with the failing layer.
 """
 
-from tau.kube.client import AccessReview, KubeClient, ObjectLister
+from tau.kube.client import AccessReview, KubeClient, ObjectLister, ObjectReader
 from tau.kube.errors import (
     AccessError,
     AuthorizationError,
@@ -27,6 +27,7 @@ __all__ = [
     "KubeError",
     "NotFoundError",
     "ObjectLister",
+    "ObjectReader",
     "Resource",
     "UnavailableError",
 ]

@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Protocol
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from kubernetes.client.rest import RESTClientObject, RESTResponse
 
 DEFAULT_TIMEOUT_SECONDS = 15.0
+POOL_SIZE = 32
 # urllib3's request timeout: total seconds, (connect, read), or none.
 Timeout = float | tuple[float, float] | None
 
@@ -74,6 +76,15 @@ class ObjectLister(Protocol):
     ) -> list[JSONObject]: ...
 
 
+class ObjectReader(ObjectLister, Protocol):
+    """What a snapshot reader needs: a `KubeClient`, or `tau.kube.informer.WatchedReads`
+    answering repeated reads from watches."""
+
+    def get(self, resource: Resource, name: str, namespace: str = "") -> JSONObject: ...
+
+    def request(self, method: str, path: str, *, what: str) -> JSONObject: ...
+
+
 @dataclass(frozen=True)
 class AccessReview:
     """The answer of one SelfSubjectAccessReview."""
@@ -83,15 +94,20 @@ class AccessReview:
 
 
 def kubernetes_parts() -> None:
-    """Let `kubernetes.config` and `kubernetes.client.rest` import without the package's
-    `__init__`.
+    """Let `kubernetes.config` and `kubernetes.client.rest` import without what tau never
+    runs.
 
     `import kubernetes` runs an `__init__` that loads every part of the library: the dynamic
     client with jsonschema and kubernetes_validate, watch, stream with websocket, utils,
     leader election and the informer (bench/README.md has the measured cost). tau uses only
     the kubeconfig loader and the REST layer, so the package module is created from its
     spec without executing it; every submodule then imports as usual, on demand, including
-    for other code in the process that imports `kubernetes.<part>` itself.
+    for other code in the process that imports `kubernetes.<part>` itself. The same goes for
+    `kubernetes.utils`, whose `__init__` loads the YAML creator, quantities and metrics when
+    the REST layer wants its retry and keepalive modules. The kubeconfig loader imports
+    Google's auth transport (requests, cryptography) for the `gcp` auth provider only: that
+    module is loaded lazily, executing on first use, so kubeconfigs naming that provider
+    still work.
     """
     if "kubernetes" in sys.modules:
         return
@@ -102,6 +118,55 @@ def kubernetes_parts() -> None:
             hint="install tau with its cluster extra: pip install 'taugrid[kube]'",
         )
     sys.modules["kubernetes"] = importlib.util.module_from_spec(spec)
+    _unexecuted("kubernetes.utils")
+    _lazy("google.auth.transport.requests")
+
+
+def _unexecuted(name: str) -> None:
+    """A package module whose submodules import as usual but whose `__init__` never runs."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or name in sys.modules:
+        return
+    _bind(name, importlib.util.module_from_spec(spec))
+
+
+def _lazy(name: str) -> None:
+    """Put a stand-in for module `name` in place; the module runs on its first use."""
+    if name in sys.modules:
+        return
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError:  # a parent package is missing: the real import will say so
+        return
+    if spec is None:
+        return
+    module = _Deferred(name)
+    module.__spec__ = spec
+    _bind(name, module)
+
+
+class _Deferred(types.ModuleType):
+    """A module that imports itself when an attribute it lacks is first read.
+
+    importlib's LazyLoader does not serve here: on Python 3.11 an `import` statement naming
+    a module already in sys.modules reads its `__spec__`, which makes a LazyLoader module
+    execute at once.
+    """
+
+    def __getattr__(self, attribute: str) -> object:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)
+        return getattr(module, attribute)
+
+
+def _bind(name: str, module: types.ModuleType) -> None:
+    """Register `module` the way the import system does: in sys.modules and on its parent."""
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent:
+        setattr(sys.modules[parent], child, module)
 
 
 class KubeClient:
@@ -177,8 +242,7 @@ class KubeClient:
                     hint="mount the ServiceAccount token (automountServiceAccountToken) or "
                     "pass a kubeconfig",
                 ) from None
-            configuration.retries = 1
-            return configuration
+            return _tuned(configuration)
         try:
             kube_config.load_kube_config(  # type: ignore[no-untyped-call]  # unannotated loader
                 config_file=self.kubeconfig or _default_kubeconfig(),
@@ -196,8 +260,7 @@ class KubeClient:
                 f"cannot load {self.target}: {type(error).__name__}",
                 hint="the kubeconfig is unreadable or malformed",
             ) from None
-        configuration.retries = 1
-        return configuration
+        return _tuned(configuration)
 
     def request(
         self,
@@ -456,6 +519,15 @@ class KubeClient:
         if self._rest is not None:
             self._rest.close()
             self._configuration, self._rest = None, None
+
+
+def _tuned(configuration: Configuration) -> Configuration:
+    configuration.retries = 1
+    # A watching reader (`tau.kube.informer.WatchedReads`) holds one pooled connection per
+    # watched read; the library's default pool (5 per CPU) would discard, with a logged
+    # warning, the connections of the reads beyond it on a small machine.
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, POOL_SIZE)
+    return configuration
 
 
 def _describe(verb: str, resource: Resource, name: str, namespace: str, sub: str = "") -> str:

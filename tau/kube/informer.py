@@ -108,12 +108,15 @@ def matches(labels: dict[str, str], selector: str) -> bool:
 
 @dataclass
 class Informer:
-    """One (type, namespace) kept current by LIST + WATCH in a daemon thread."""
+    """One (type, namespace), optionally narrowed by selectors, kept current by LIST + WATCH
+    in a daemon thread."""
 
     kube: KubeClient
     resource: Resource
     namespace: str = ""
     on_change: Callable[[str, dict[str, Any]], None] | None = None
+    label_selector: str = ""
+    field_selector: str = ""
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     state: str = SYNCING
     detail: str = ""
@@ -175,6 +178,14 @@ class Informer:
         token = ""
         while True:
             query = [("limit", str(PAGE_SIZE))] + ([("continue", token)] if token else [])
+            query += [
+                (key, value)
+                for key, value in (
+                    ("labelSelector", self.label_selector),
+                    ("fieldSelector", self.field_selector),
+                )
+                if value
+            ]
             body = self.kube.request(
                 "GET",
                 self.resource.path(self.namespace),
@@ -206,6 +217,8 @@ class Informer:
             self.kube,
             self.resource,
             self.namespace,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
             resource_version=self.resource_version,
             timeout_seconds=WATCH_SECONDS,
         ):
@@ -343,3 +356,80 @@ def _raise_unusable(informer: Informer) -> None:
         )
     if informer.state == FORBIDDEN:
         raise AuthorizationError(informer.detail)
+
+
+class WatchedReads:
+    """Reads like a KubeClient, each distinct read served by its own informer.
+
+    The first `get(resource, name)` or `list(resource, selector)` starts an informer for
+    exactly that read (a GET becomes a LIST + WATCH narrowed to the name) and waits for its
+    first LIST; every later identical read is answered from memory. So a reader that
+    repeats the same reads — `tau run status --watch` re-collecting a run's snapshot — costs
+    one LIST and one long WATCH per read, however often it refreshes, and `changed` tells it
+    when to refresh. A read whose type may not be listed or watched by this identity (RBAC
+    that grants only `get`) is sent to the API server each time instead.
+    """
+
+    def __init__(self, kube: KubeClient, *, sync_timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self.kube = kube
+        self.sync_timeout = sync_timeout
+        self.changed = threading.Event()
+        self.informers: dict[tuple[str, str, str, str], Informer] = {}
+
+    def _informer(
+        self, resource: Resource, namespace: str, label_selector: str, field_selector: str
+    ) -> Informer | None:
+        """The synced informer for this read; None when the read must go to the API server."""
+        namespace = namespace if resource.namespaced else ""
+        key = (resource.display, namespace, label_selector, field_selector)
+        informer = self.informers.get(key)
+        if informer is None:
+            informer = Informer(
+                self.kube,
+                resource,
+                namespace,
+                on_change=lambda _kind, _obj: self.changed.set(),
+                label_selector=label_selector,
+                field_selector=field_selector,
+            )
+            self.informers[key] = informer
+            informer.start()
+        deadline = time.monotonic() + self.sync_timeout
+        while not informer.synced.wait(0.02):
+            if informer.state == FAILING or time.monotonic() >= deadline:
+                return None
+        return None if informer.state == FORBIDDEN else informer
+
+    def get(self, resource: Resource, name: str, namespace: str = "") -> JSONObject:
+        informer = self._informer(resource, namespace, "", f"metadata.name={name}")
+        if informer is None:
+            return self.kube.get(resource, name, namespace)
+        _raise_unusable(informer)
+        obj = informer.get(name)
+        if obj is None:
+            raise NotFoundError(f"{resource.display} {name!r} does not exist")
+        return obj
+
+    def list(
+        self,
+        resource: Resource,
+        namespace: str = "",
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> list[JSONObject]:
+        informer = self._informer(resource, namespace, label_selector, field_selector)
+        if informer is None:
+            return self.kube.list(
+                resource, namespace, label_selector=label_selector, field_selector=field_selector
+            )
+        _raise_unusable(informer)
+        return informer.snapshot()
+
+    def request(self, method: str, path: str, *, what: str) -> JSONObject:
+        """A read that cannot be watched (Kueue's visibility API) goes to the API server."""
+        return self.kube.request(method, path, what=what)
+
+    def stop(self) -> None:
+        for informer in self.informers.values():
+            informer.stop()

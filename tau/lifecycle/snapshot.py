@@ -15,7 +15,7 @@ from typing import Any
 
 from tau import keys
 from tau.jsontypes import JSONObject
-from tau.kube import KubeClient, KubeError, NotFoundError
+from tau.kube import KubeError, NotFoundError, ObjectReader
 from tau.kube.resources import (
     ADMISSION_CHECKS,
     EVENTS,
@@ -106,7 +106,7 @@ class Snapshot:
 
 
 class _Reader:
-    def __init__(self, kube: KubeClient, snapshot: Snapshot) -> None:
+    def __init__(self, kube: ObjectReader, snapshot: Snapshot) -> None:
         self.kube = kube
         self.snap = snapshot
         self.errors: list[KubeError] = []
@@ -155,7 +155,7 @@ class _Reader:
         return items
 
 
-def collect(kube: KubeClient, namespace: str, name: str) -> Snapshot:
+def collect(kube: ObjectReader, namespace: str, name: str) -> Snapshot:
     snap = Snapshot(name=name, namespace=namespace)
     read = _Reader(kube, snap)
     snap.job = read.get("job", JOBS, name, namespace)

@@ -140,12 +140,22 @@ def workspace_layer(obj: JSONObject) -> WorkspaceLayer:
     )
 
 
+@dataclass
+class _Connected:
+    kube: KubeClient
+    target: Target
+    descriptor: DescriptorLayer | None
+    workspace: str
+    system_namespace: str
+    # The TauWorkspace connection verification read moments ago on this same context, if it
+    # ran (stale readiness evidence): the submission's own read would only repeat it.
+    verified: JSONObject | None = None
+
+
 def _connect(
     loaded: LoadedConfig, overrides: Overrides, project: str, system_namespace: str
-) -> tuple[KubeClient, Target, DescriptorLayer | None, str, str]:
-    """(client, target, descriptor layer, workspace name, system namespace).
-
-    Without a descriptor, `--context` alone is enough: the cluster's primary workspace (the
+) -> _Connected:
+    """Without a descriptor, `--context` alone is enough: the cluster's primary workspace (the
     controller's marker, else its only workspace) is the one the platform guide's smoke run
     uses, unless --workspace or policy.workspace names another.
     """
@@ -170,7 +180,7 @@ def _connect(
         if not workspace:
             workspace = active_workspace(kube, system_namespace, choose_with="--workspace")
         target = Target(None, overrides.context, "", workspace, "--context")
-        return kube, target, None, workspace, ""
+        return _Connected(kube, target, None, workspace, "")
     conn = connect(source, terminal_interaction(), use_cache=True)
     descriptor = source.descriptor
     layer = DescriptorLayer(source.shown, descriptor.workspace, descriptor.context_name)
@@ -178,7 +188,11 @@ def _connect(
     kubeconfig = str(conn.kubeconfig) if context == conn.context else None
     kube = KubeClient(kubeconfig, context)
     target = Target(kubeconfig, context, "", descriptor.workspace, "connection")
-    return kube, target, layer, workspace or descriptor.workspace, descriptor.system_namespace
+    workspace = workspace or descriptor.workspace
+    verified = None
+    if conn.live is not None and context == conn.context and workspace == conn.live.name:
+        verified = conn.live.obj
+    return _Connected(kube, target, layer, workspace, descriptor.system_namespace, verified)
 
 
 def prepare(
@@ -204,11 +218,11 @@ def prepare(
     direct = None if isinstance(config, ManagedManifest) or config.is_managed_dispatch else config
     if direct is not None:
         refuse_key_vault_flags(overrides)
-    kube, target, descriptor, workspace, descriptor_system = _connect(
-        loaded, overrides, project, system_namespace
-    )
-    system = descriptor_system or system_namespace
-    obj = read_workspace(kube, workspace, system)
+    connected = _connect(loaded, overrides, project, system_namespace)
+    kube, target, descriptor = connected.kube, connected.target, connected.descriptor
+    workspace = connected.workspace
+    system = connected.system_namespace or system_namespace
+    obj = connected.verified or read_workspace(kube, workspace, system)
     problem = readiness_problem(obj)
     if problem:
         raise LayerFailure(
@@ -244,7 +258,7 @@ def prepare(
     for warning in resolution.warnings:
         say(f"warning: {warning}")
     intent = resolution.intent
-    _check_local_queue(kube, intent.placement.queue, intent.namespace)
+    _check_local_queue(kube, intent.placement.queue, intent.namespace, ws)
     target = replace(target, namespace=intent.namespace)
     return Prepared(loaded, resolution, kube, target, system)
 
@@ -297,7 +311,7 @@ def _prepare_workflow(
     for warning in resolution.warnings:
         say(f"warning: {warning}")
     intent = resolution.intent
-    _check_local_queue(kube, intent.queue, intent.namespace)
+    _check_local_queue(kube, intent.queue, intent.namespace, ws)
     if intent.key_vault is not None and overrides.dry_run != "client":
         _check_secrets_store(kube, intent.namespace)
     return Prepared(loaded, resolution, kube, replace(target, namespace=intent.namespace), system)
@@ -317,7 +331,14 @@ def _check_secrets_store(kube: KubeClient, namespace: str) -> None:
         ) from None
 
 
-def _check_local_queue(kube: KubeClient, queue: str, namespace: str) -> None:
+def _check_local_queue(
+    kube: KubeClient, queue: str, namespace: str, workspace: WorkspaceLayer
+) -> None:
+    """The workspace's own LocalQueue needs no read: the TauWorkspace just read is Ready at its
+    generation only with that queue resolved, and the controller owns (and restores) it. A
+    queue from elsewhere (a profile's default, `-n` into another namespace) is read."""
+    if (queue, namespace) == (workspace.queue, workspace.namespace):
+        return
     try:
         kube.get(LOCAL_QUEUES, queue, namespace)
     except NotFoundError as error:

@@ -23,7 +23,11 @@ from tau.run.backend import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tau.connection import Target
+    from tau.kube import ObjectReader
+    from tau.kube.informer import WatchedReads
     from tau.lifecycle.logs import LogOptions
     from tau.lifecycle.snapshot import Snapshot
     from tau.run.plan import RunPlan
@@ -85,7 +89,6 @@ class ClusterBackend:
             run_retries(prepared, policy, say=terminal.err, wait=terminal.countdown)
 
     def status(self, request: StatusRequest, terminal: Terminal) -> None:
-        from tau.lifecycle import phases as ph
         from tau.lifecycle import status as st
         from tau.lifecycle.snapshot import collect
 
@@ -93,8 +96,8 @@ class ClusterBackend:
         target = self.target(project=self.route.project)
         kube = target.client()
 
-        def fetch() -> tuple[Snapshot, dict[str, object]]:
-            snap = collect(kube, target.namespace, name)
+        def fetch(reads: ObjectReader = kube) -> tuple[Snapshot, dict[str, object]]:
+            snap = collect(reads, target.namespace, name)
             profile = None
             if request.run_profile:
                 from tau.lifecycle.profile import run_profile as read_profile
@@ -119,12 +122,32 @@ class ClusterBackend:
                     owner="researcher: run name or namespace",
                 )
             return
-        from tau.lifecycle.watch import wait_for_change
+        from tau.kube.informer import WatchedReads
 
+        # Every read of the snapshot is a LIST once and then a WATCH: a refresh re-collects
+        # from memory, right after a change or when --interval passes without one.
+        reads = WatchedReads(kube)
+        try:
+            self._watch(request, terminal, target, lambda: fetch(reads), reads)
+        finally:
+            reads.stop()
+
+    def _watch(
+        self,
+        request: StatusRequest,
+        terminal: Terminal,
+        target: Target,
+        fetch: Callable[[], tuple[Snapshot, dict[str, object]]],
+        reads: WatchedReads,
+    ) -> None:
+        from tau.lifecycle import phases as ph
+
+        name = request.name
         iteration = 0
         while True:
             iteration += 1
             snap, doc = fetch()
+            reads.changed.clear()
             if sys.stdout.isatty():
                 sys.stdout.write("\x1b[H\x1b[2J")
             terminal.out(f"watching {target.namespace}/{name} every {request.interval}\n")
@@ -144,7 +167,7 @@ class ClusterBackend:
                 return
             if request.max_iterations and iteration >= request.max_iterations:
                 return
-            wait_for_change(kube, snap, request.seconds)
+            reads.changed.wait(request.seconds)
 
     def list(self, request: ListRequest, terminal: Terminal) -> None:
         from tau.lifecycle.runs import list_runs

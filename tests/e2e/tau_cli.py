@@ -57,3 +57,40 @@ def error_line(result: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1, result.stderr
     assert "Traceback" not in result.stderr
     return lines[0]
+
+
+# `python -c TRACED tau-args`: the tau CLI, with every HTTP exchange tau.kube sends written to
+# stderr at exit (also after Ctrl-C) as `tau-request: METHOD PATH?QUERY`.
+TRACED = """
+import atexit, sys
+from urllib.parse import urlencode
+from tau.kube import client
+sent = []
+send = client.KubeClient.send
+def traced(self, method, path, *, query=None, **kwargs):
+    sent.append(method + " " + path + ("?" + urlencode(query) if query else ""))
+    return send(self, method, path, query=query, **kwargs)
+client.KubeClient.send = traced
+atexit.register(lambda: sys.stderr.write("".join("tau-request: " + s + "\\n" for s in sent)))
+sys.argv = ["tau", *sys.argv[1:]]
+from tau.cli.main import main
+main()
+"""
+
+
+def traced_popen(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", TRACED, *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def traced_requests(stderr: str) -> list[str]:
+    return [
+        line.split(": ", 1)[1] for line in stderr.splitlines() if line.startswith("tau-request: ")
+    ]

@@ -1,0 +1,189 @@
+"""Benchmark: `tau run list` over 1,000 runs vs `kubectl get jobs`, and the API requests of
+`tau run status --watch` on an idle run.
+
+A controller-Ready workspace on the local control plane gets `--jobs` Jobs carrying tau's
+labels, suspended and outside Kueue (no queue label), so they create no pods and no
+Workloads and do not load the machine. Then, as the workspace's researcher, interleaved:
+`tau run list` vs `kubectl get jobs -n NS` (both tables), and `-o json` of each; medians of
+wall and CPU time, ratio against the 1.5x target. Last, one `tau run status --watch
+--interval 2s` of an idle run for `--watch-seconds`, traced (every HTTP exchange counted, see
+`tests/e2e/tau_cli.py`): the requests it sent, against the refreshes it drew.
+
+    python bench/list.py [--runs 9] [--jobs 1000] [--watch-seconds 60] [--kubeconfig ADMIN]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_job(name: str, namespace: str) -> dict:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"tau.azure.com/job": name, "tau.azure.com/run-id": f"{name}-r1"},
+        },
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "example.azurecr.io/bench:1"}],
+                }
+            },
+        },
+    }
+
+
+def timed(cmd: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall seconds, CPU seconds, stdout) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{result.stderr}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, result.stdout
+
+
+def bench(cluster, runs: int, jobs: int, watch_seconds: float) -> None:
+    sys.path.insert(0, str(REPO / "tests" / "e2e"))
+    from lifecycle_env import workspace_setup
+    from tau_cli import TRACED, traced_requests
+
+    from tau.kube import KubeClient
+    from tau.kube.resources import JOBS
+
+    # An installed wheel ships bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
+    # would recompile tau's modules on every run and measure the compiler instead.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tau")], check=True)
+    tau = str(Path(sys.executable).parent / "tau")
+    kubectl = str(cluster.bin_dir / "kubectl")
+    admin = KubeClient(cluster.kubeconfig)
+    with tempfile.TemporaryDirectory() as tmp:
+        setup = workspace_setup(cluster, Path(tmp))
+        ws = next(setup)
+        env = {**ws.env, "HOME": str(Path(tmp) / "home")}  # kubectl's own discovery cache
+        try:
+            started = time.monotonic()
+            with ThreadPoolExecutor(4) as pool:
+                list(
+                    pool.map(
+                        lambda i: admin.create(JOBS, run_job(f"run-{i:04d}", ws.namespace)),
+                        range(jobs),
+                    )
+                )
+            print(f"created {jobs} suspended Jobs in {time.monotonic() - started:.0f}s")
+            commands = {
+                "table": ([tau, "run", "list"], [kubectl, "get", "jobs", "-n", ws.namespace]),
+                "json": (
+                    [tau, "run", "list", "-o", "json"],
+                    [kubectl, "get", "jobs", "-n", ws.namespace, "-o", "json"],
+                ),
+            }
+            listed = json.loads(timed(commands["json"][0], cwd=ws.repo, env=env)[2])
+            if listed["total"] != jobs:
+                raise SystemExit(f"tau run list shows {listed['total']} runs, not {jobs}")
+            for tau_cmd, kubectl_cmd in commands.values():  # warm-up
+                timed(tau_cmd, cwd=ws.repo, env=env)
+                timed(kubectl_cmd, cwd=ws.repo, env=env)
+            print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            print(
+                f"{'output':<8} {'tau ms':>8} {'kubectl ms':>11} {'wall x':>7} "
+                f"{'tau cpu':>8} {'kubectl cpu':>12} {'cpu x':>6}"
+            )
+            for label, (tau_cmd, kubectl_cmd) in commands.items():
+                rows: dict[str, list[tuple[float, float]]] = {"tau": [], "kubectl": []}
+                for _ in range(runs):
+                    rows["tau"].append(timed(tau_cmd, cwd=ws.repo, env=env)[:2])
+                    rows["kubectl"].append(timed(kubectl_cmd, cwd=ws.repo, env=env)[:2])
+                wall = {t: statistics.median(r[0] for r in rows[t]) * 1000 for t in rows}
+                cpu = {t: statistics.median(r[1] for r in rows[t]) * 1000 for t in rows}
+                print(
+                    f"{label:<8} {wall['tau']:>8.0f} {wall['kubectl']:>11.0f} "
+                    f"{wall['tau'] / wall['kubectl']:>6.2f}x {cpu['tau']:>8.0f} "
+                    f"{cpu['kubectl']:>12.0f} {cpu['tau'] / cpu['kubectl']:>5.2f}x"
+                )
+            print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            print("(target: tau run list / kubectl get jobs <= 1.5)")
+            watch_idle(ws, env, TRACED, traced_requests, watch_seconds)
+        finally:
+            subprocess.run(
+                [kubectl, f"--kubeconfig={cluster.kubeconfig}", "delete", "jobs", "--all",
+                 "-n", ws.namespace, "--wait=false"],
+                capture_output=True, check=False,
+            )  # fmt: skip
+            setup.close()
+
+
+def watch_idle(ws, env: dict[str, str], traced: str, requests_of, seconds: float) -> None:
+    """Requests of `tau run status --watch` over `seconds` of an idle run (run-0000)."""
+    watcher = subprocess.Popen(
+        [sys.executable, "-c", traced, "run", "status", "run-0000", "--watch", "--interval", "2s"],
+        cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert watcher.stdout is not None
+    header = f"watching {ws.namespace}/run-0000 every 2s"
+    if not watcher.stdout.readline().startswith(header):
+        raise SystemExit(f"tau run status --watch did not start: {watcher.stderr}")
+    time.sleep(seconds)
+    watcher.send_signal(signal.SIGINT)
+    out, err = watcher.communicate(timeout=60)
+    refreshes = 1 + out.count(header)
+    sent = requests_of(err)
+    watches = sum("watch=1" in request for request in sent)
+    print(
+        f"tau run status --watch, idle run, {seconds:.0f}s after the first screen: "
+        f"{refreshes} refreshes, {len(sent)} requests ({len(sent) - watches} LIST, "
+        f"{watches} WATCH); re-reading the snapshot at every refresh would send "
+        f"{7 * refreshes}+"
+    )
+    for request in sent:
+        print(f"    {request}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--watch-seconds", type=float, default=60)
+    parser.add_argument("--kubeconfig", type=Path, help="admin kubeconfig of a running cluster")
+    args = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    from hack.localcluster import LocalCluster, build, start
+
+    if args.kubeconfig:
+        bench(
+            LocalCluster.from_kubeconfig(args.kubeconfig), args.runs, args.jobs, args.watch_seconds
+        )
+        return
+    with tempfile.TemporaryDirectory() as state:
+        print("starting a local control plane...", file=sys.stderr)
+        cluster = start(Path(state), build())
+        try:
+            bench(cluster, args.runs, args.jobs, args.watch_seconds)
+        finally:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
