@@ -26,7 +26,9 @@ PROJECT = "taugrid"
 SELF_MANAGED = "self_managed"
 AKS_MANAGED_PREVIEW = "aks_managed_preview"
 
-ADX_DATABASES = ("Metrics", "Logs", "CostTracking", "Audit")
+ADX_METRICS_DATABASE = "Metrics"
+ADX_LOGS_DATABASE = "Logs"
+ADX_DATABASES = (ADX_METRICS_DATABASE, ADX_LOGS_DATABASE, "CostTracking", "Audit")
 ADX_NAME_PREFIX = "taugrid"
 ADX_NAME_HASH_CHARS = 13
 

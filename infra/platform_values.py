@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infra.config import ADX_LOGS_DATABASE, ADX_METRICS_DATABASE
 from tau import keys
 
 SYSTEM_NAMESPACE = "tau-system"
@@ -20,7 +21,6 @@ PORTAL_SERVICE_ACCOUNT = "tau-portal"
 PORTAL_SERVICE = "tau-portal"
 RECORDER_SERVICE_ACCOUNT = "tau-lifecycle-recorder"
 ADX_MON_NAMESPACE = "adx-mon"
-ADX_METRICS_DATABASE = "Metrics"
 LIFECYCLE_TABLE = "TauExpRunLifecycle"
 GPU_RESOURCE = keys.NVIDIA_GPU
 GPU_TAINT = {"key": "sku", "value": "gpu", "effect": "NoSchedule"}
@@ -75,6 +75,8 @@ def taugrid_values(inputs: PlatformValues) -> dict[str, Any]:
         "baselineQueue": {"gpu": _queue_gpu(inputs.gpu)},
         "taugrid-core": {"portal": _portal(inputs.cluster, inputs.adx)},
     }
+    if inputs.adx is not None:
+        values["tau-core-controller"] = _log_offload(inputs.cluster, inputs.adx.endpoint)
     if inputs.adx is not None and inputs.adx.recorder_client_id is not None:
         values["taugrid-core"]["lifecycleRecorder"] = _lifecycle_recorder(
             inputs.workspace_namespace,
@@ -131,6 +133,17 @@ def _portal(cluster: str, adx: AdxWiring | None) -> dict[str, Any]:
             "table": LIFECYCLE_TABLE,
         }
     return portal
+
+
+def _log_offload(cluster: str, endpoint: str) -> dict[str, Any]:
+    """The log connection every workspace namespace gets (ConfigMap tau-log-connection): the
+    stack's Logs database, and as the rows' Cluster the AKS name, which is what adx-mon's
+    `global.clusterName` is set to when it is installed onto this cluster."""
+    return {
+        "logOffload": {
+            "kusto": {"endpoint": endpoint, "database": ADX_LOGS_DATABASE, "cluster": cluster}
+        }
+    }
 
 
 def _lifecycle_recorder(

@@ -10,9 +10,16 @@ import sys
 
 from tau.controller.operator import Options, run
 from tau.controller.workspace import DEFAULT_POD_SECURITY, POD_SECURITY_LEVELS
-from tau.errors import TauError
+from tau.errors import TauError, UsageError
+from tau.lifecycle.offload import LogOffload, check_endpoint
 
 DEFAULT_SYSTEM_NAMESPACE = "tau-system"
+LOG_OFFLOAD_FLAGS = {
+    "endpoint": "--log-offload-endpoint",
+    "database": "--log-offload-database",
+    "cluster": "--log-offload-cluster",
+}
+LOG_OFFLOAD_OWNER = "platform operator (chart values tau-core-controller.logOffload.kusto)"
 
 
 def parse(argv: list[str] | None = None) -> Options:
@@ -40,8 +47,30 @@ def parse(argv: list[str] | None = None) -> Options:
         help="Pod Security level the workspace namespaces this controller creates enforce"
         f" (default {DEFAULT_POD_SECURITY}; audit and warn stay restricted)",
     )
+    parser.add_argument(
+        "--log-offload-endpoint",
+        default="",
+        help="ADX query endpoint (https://<cluster>.<region>.kusto.windows.net) of the central"
+        " log offload, published in every workspace namespace as ConfigMap tau-log-connection",
+    )
+    parser.add_argument(
+        "--log-offload-database", default="", help="ADX database holding ContainerLogs"
+    )
+    parser.add_argument(
+        "--log-offload-cluster",
+        default="",
+        help="the Cluster value adx-mon's collector writes for this cluster's rows",
+    )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING"])
     args = parser.parse_args(argv)
+    try:
+        log_offload = log_offload_option(
+            LogOffload(
+                args.log_offload_cluster, args.log_offload_endpoint, args.log_offload_database
+            )
+        )
+    except UsageError as error:
+        parser.error(error.one_line())
     system, legacy = args.system_namespace, args.platform_namespace
     if system and legacy and system != legacy:
         parser.error(
@@ -60,7 +89,24 @@ def parse(argv: list[str] | None = None) -> Options:
         metrics_address=args.metrics_bind_address,
         leader_elect=args.leader_elect,
         pod_security=args.pod_security_enforce,
+        log_offload=log_offload,
     )
+
+
+def log_offload_option(flags: LogOffload) -> LogOffload | None:
+    """The log connection to publish: all three --log-offload-* flags or none, the endpoint
+    held to the rule `tau logs` reads it by (a bare https origin: it receives a bearer token)."""
+    if not flags.given():
+        return None
+    missing = [flag for name, flag in LOG_OFFLOAD_FLAGS.items() if not getattr(flags, name)]
+    if missing:
+        raise UsageError(
+            f"the log offload needs {', '.join(LOG_OFFLOAD_FLAGS.values())} together;"
+            f" {', '.join(missing)} missing",
+            owner=LOG_OFFLOAD_OWNER,
+        )
+    endpoint = check_endpoint(flags.endpoint, "--log-offload-endpoint", LOG_OFFLOAD_OWNER)
+    return LogOffload(flags.cluster, endpoint, flags.database)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from tau.controller.leader import RENEW_SECONDS, LeaderElector
 from tau.controller.quota import QuotaReconciler
 from tau.controller.workqueue import WorkQueue, worker
 from tau.controller.workspace import DEFAULT_POD_SECURITY, WorkspaceReconciler
+from tau.lifecycle.offload import LogOffload
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ CLUSTER_INPUTS = (
 )
 
 # Objects the workspace reconciler owns, watched so drift is repaired without waiting.
-OWNED = (k.LOCAL_QUEUES, k.ROLE_BINDINGS, k.SERVICE_ACCOUNTS)
+OWNED = (k.LOCAL_QUEUES, k.ROLE_BINDINGS, k.SERVICE_ACCOUNTS, k.CONFIG_MAPS)
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Options:
     metrics_address: str = ":8080"
     leader_elect: bool = False
     pod_security: str = DEFAULT_POD_SECURITY
+    log_offload: LogOffload | None = None
 
 
 def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegistry:
@@ -75,7 +77,8 @@ def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegi
             known_workspaces.add((namespace, name))
 
     for resource in OWNED:
-        # A deleted or edited LocalQueue, RoleBinding or ServiceAccount is repaired at once.
+        # A deleted or edited LocalQueue, RoleBinding, ServiceAccount or log connection
+        # ConfigMap is repaired at once.
         @kopf.on.event(
             resource.group,
             resource.version,
@@ -176,7 +179,7 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
             tasks.append(asyncio.create_task(_renew(elector, stop)))
         handlers: dict[str, Callable[..., float | None]] = {
             "workspace": WorkspaceReconciler(
-                client, options.system_namespace, options.pod_security
+                client, options.system_namespace, options.pod_security, options.log_offload
             ).reconcile,
             "cluster": ClusterReconciler(client).reconcile,
             "quota": QuotaReconciler(client, options.system_namespace).reconcile,

@@ -1,4 +1,5 @@
-"""TauWorkspace reconciler: namespace, researcher RBAC, LocalQueue, workload identity.
+"""TauWorkspace reconciler: namespace, researcher RBAC, LocalQueue, workload identity, and
+the log connection `tau logs` discovers (ConfigMap `tau-log-connection`).
 
 Only one workspace per cluster is active (the primary); additional ones are blocked and own
 nothing. The controller never adopts or deletes an object it did not create: ownership is
@@ -27,6 +28,7 @@ from tau.controller.conditions import (
 )
 from tau.kube.errors import KubeError
 from tau.kube.resources import Resource
+from tau.lifecycle.offload import LogOffload, publication
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,9 @@ QUEUE_NOT_READY = "QueueNotReady"
 NOT_CONFIGURED = "NotConfigured"
 SERVICE_ACCOUNT_READY = "ServiceAccountReady"
 SERVICE_ACCOUNT_NOT_READY = "ServiceAccountNotReady"
+LOG_CONNECTION_PUBLISHED = "LogConnectionPublished"
+LOG_CONNECTION_NOT_PUBLISHED = "LogConnectionNotPublished"
+LOG_OFFLOAD_VALUES = "tau-core-controller.logOffload.kusto"
 
 
 class ReconcileError(Exception):
@@ -206,6 +211,24 @@ def desired_rbac(
     ]
 
 
+def desired_log_connection(workspace: str, namespace: str, offload: LogOffload) -> dict[str, Any]:
+    """The ConfigMap that tells `tau logs` where the workspace's offloaded container logs are.
+
+    The platform declares the connection once (chart values `logOffload.kusto`); publishing it
+    per workspace is what lets every namespace, including one created after the install,
+    discover it without researchers knowing ADX names."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": keys.LOG_CONNECTION_CONFIGMAP,
+            "namespace": namespace,
+            "labels": ownership_labels(workspace),
+        },
+        "data": publication(offload),
+    }
+
+
 def namespace_metadata(
     workspace: dict[str, Any],
     queue: str,
@@ -275,10 +298,12 @@ class WorkspaceReconciler:
         client: k.ControllerClient,
         system_namespace: str,
         pod_security: str = DEFAULT_POD_SECURITY,
+        log_offload: LogOffload | None = None,
     ) -> None:
         self.client = client
         self.system_namespace = system_namespace
         self.pod_security = pod_security
+        self.log_offload = log_offload
 
     # Entry point: returns seconds until the next pass, or None when none is needed.
     def reconcile(self, namespace: str, name: str) -> float | None:
@@ -371,10 +396,16 @@ class WorkspaceReconciler:
                 if identity
                 else cond(keys.COND_WORKLOAD_IDENTITY_READY, "Unknown", NOT_CONFIGURED)
             )
+            logs = (
+                cond(keys.COND_LOG_CONNECTION_READY, False, LOG_CONNECTION_NOT_PUBLISHED, message)
+                if self.log_offload
+                else self._log_connection_not_configured(generation)
+            )
             result.conditions = [
                 cond(keys.COND_RBAC_READY, False, AUTHORIZATION_NOT_READY, message),
                 cond(keys.COND_QUEUE_READY, False, QUEUE_NOT_READY, message),
                 wi,
+                logs,
                 cond(keys.COND_DRIFT_DETECTED, True, NAMESPACE_RECONCILE_FAILED, message),
             ]
             return result
@@ -440,6 +471,8 @@ class WorkspaceReconciler:
                 "spec.workloadIdentity is not set",
             )
 
+        logs = self.publish_log_connection(name, target, generation)
+
         ready = [rbac, queue_cond] + ([wi] if identity else [])
         if all(c["status"] == "True" for c in ready):
             try:
@@ -454,8 +487,44 @@ class WorkspaceReconciler:
                     drift = cond(
                         keys.COND_DRIFT_DETECTED, True, NAMESPACE_CLEANUP_FAILED, _text(error)
                     )
-        result.conditions = [rbac, queue_cond, wi, drift]
+        result.conditions = [rbac, queue_cond, wi, logs, drift]
         return result
+
+    def publish_log_connection(self, name: str, target: str, generation: int) -> Condition:
+        """Write the workspace's log connection; diagnostic only, like workload identity, as
+        `tau logs` still reads live pods (and takes --kusto-* flags) without it."""
+        if self.log_offload is None:
+            return self._log_connection_not_configured(generation)
+        where = f"ConfigMap {target}/{keys.LOG_CONNECTION_CONFIGMAP}"
+        try:
+            desired = desired_log_connection(name, target, self.log_offload)
+            self._ensure_owned(k.CONFIG_MAPS, desired, name)
+        except (ReconcileError, KubeError) as error:
+            return condition(
+                keys.COND_LOG_CONNECTION_READY,
+                False,
+                LOG_CONNECTION_NOT_PUBLISHED,
+                _text(error),
+                generation,
+            )
+        offload = self.log_offload
+        message = (
+            f"{where} names ADX {offload.endpoint} database {offload.database}"
+            f" cluster {offload.cluster}"
+        )
+        return condition(
+            keys.COND_LOG_CONNECTION_READY, True, LOG_CONNECTION_PUBLISHED, message, generation
+        )
+
+    @staticmethod
+    def _log_connection_not_configured(generation: int) -> Condition:
+        return condition(
+            keys.COND_LOG_CONNECTION_READY,
+            "Unknown",
+            NOT_CONFIGURED,
+            f"the platform publishes no log offload connection (chart value {LOG_OFFLOAD_VALUES})",
+            generation,
+        )
 
     def ensure_namespace(self, ws: dict[str, Any], target: str, queue: str) -> str | None:
         """Create or label the target namespace; returns the Pod Security level it enforces."""
@@ -611,7 +680,8 @@ class WorkspaceReconciler:
         self._ensure_owned(k.SERVICE_ACCOUNTS, body, name)
 
     def remove_stale(self, ws: dict[str, Any], target: str) -> None:
-        """Delete owned RBAC and ServiceAccounts the current spec no longer wants."""
+        """Delete owned RBAC, ServiceAccounts and log connections the current spec (or the
+        controller's log offload setting) no longer wants."""
         name = ws["metadata"]["name"]
         spec = ws.get("spec") or {}
         workspace_rbac = (spec.get("authorization") or {}).get("mode") != CLUSTER_WIDE
@@ -621,7 +691,9 @@ class WorkspaceReconciler:
             keep.add(("RoleBinding", target, RESEARCHER_ROLE))
         if identity:
             keep.add(("ServiceAccount", target, identity["serviceAccountName"]))
-        for resource in (k.ROLES, k.ROLE_BINDINGS, k.SERVICE_ACCOUNTS):
+        if self.log_offload:
+            keep.add(("ConfigMap", target, keys.LOG_CONNECTION_CONFIGMAP))
+        for resource in (k.ROLES, k.ROLE_BINDINGS, k.SERVICE_ACCOUNTS, k.CONFIG_MAPS):
             for obj in self.client.list(resource, label_selector=owner_selector(name)):
                 meta = obj["metadata"]
                 if meta.get("namespace") == self.system_namespace:
@@ -650,9 +722,16 @@ class WorkspaceReconciler:
         self.client.patch(k.NAMESPACES, previous, patch)
 
     def access_cleanup(self, name: str) -> None:
-        """Remove everything that grants access through this workspace; keep the namespace."""
+        """Remove everything that grants access through this workspace (and the log connection
+        published for it); keep the namespace."""
         selector = owner_selector(name)
-        for resource in (k.ROLE_BINDINGS, k.ROLES, k.SERVICE_ACCOUNTS, k.LOCAL_QUEUES):
+        for resource in (
+            k.ROLE_BINDINGS,
+            k.ROLES,
+            k.SERVICE_ACCOUNTS,
+            k.CONFIG_MAPS,
+            k.LOCAL_QUEUES,
+        ):
             for obj in self.client.list(resource, label_selector=selector):
                 meta = obj["metadata"]
                 if (

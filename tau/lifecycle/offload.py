@@ -7,7 +7,8 @@ writes each line as a row whose `Resource` holds `cluster`, `namespace`, `pod` a
 
 The connection is the three values of `--kusto-cluster`, `--kusto-endpoint` and
 `--kusto-database`, each flag overriding the workspace's ConfigMap `tau-log-connection`
-(key `connection.json`, schema `tau.logs.connection.v1`), which the platform publishes so
+(key `connection.json`, schema `tau.logs.connection.v1`), which the tau-core controller
+publishes in every workspace namespace from the chart's `logOffload.kusto` values, so
 researchers need not know them. The cluster is the exact `Cluster` value the collector
 writes: tau never guesses it from the kube context, which has no stable observability name.
 
@@ -82,6 +83,19 @@ def flag_connection(flags: LogOffload) -> LogOffload:
         return flags
     endpoint = check_endpoint(flags.endpoint, "--kusto-endpoint", "researcher: --kusto-endpoint")
     return replace(flags, endpoint=endpoint)
+
+
+def publication(where: LogOffload) -> dict[str, str]:
+    """The data of ConfigMap `tau-log-connection` that `published_connection` reads back: the
+    tau-core controller writes it into every workspace namespace. Keys are sorted so the same
+    connection is always the same text, and an unchanged one is never rewritten."""
+    body = {
+        "schema": keys.LOG_CONNECTION_SCHEMA,
+        "endpoint": where.endpoint,
+        "database": where.database,
+        "cluster": where.cluster,
+    }
+    return {keys.LOG_CONNECTION_KEY: json.dumps(body, sort_keys=True)}
 
 
 def published_connection(configmap: JSONObject | None, namespace: str) -> LogOffload:

@@ -39,6 +39,12 @@ CONDITION_ACTIONS = {
         "diagnostic only: fix the managed identity / federated credential before handing off "
         "workloads that use Azure Workload Identity",
     ),
+    "LogConnectionReady": (
+        "platform operator (chart values tau-core-controller.logOffload.kusto)",
+        "diagnostic only: set the log offload values, or remove the tau-log-connection "
+        "ConfigMap the controller refuses to adopt; until then `tau logs` needs --kusto-* flags "
+        "for removed runs",
+    ),
 }
 
 

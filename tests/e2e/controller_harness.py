@@ -47,11 +47,9 @@ def free_port() -> int:
 
 def chart_rbac(system_namespace: str) -> list[dict[str, Any]]:
     """The chart's ClusterRoles and controller RBAC, with bindings unique to this test run."""
-    helm = shutil.which("helm")
-    assert helm, "helm is not on PATH (hack/setup installs it into .venv/bin)"
     rendered = subprocess.run(
         [
-            helm,
+            _helm(),
             "template",
             "tau-core-controller",
             str(CHART),
@@ -74,12 +72,16 @@ def chart_rbac(system_namespace: str) -> list[dict[str, Any]]:
 
 
 class Controller:
-    """One `python -m tau.controller` process; `restart()` kills it hard and starts anew."""
+    """One `python -m tau.controller` process; `restart()` kills it hard and starts anew.
+    `args` are further controller flags, such as the ones the chart renders from its values."""
 
-    def __init__(self, cluster: Any, system_namespace: str, workdir: Path) -> None:
+    def __init__(
+        self, cluster: Any, system_namespace: str, workdir: Path, args: tuple[str, ...] = ()
+    ) -> None:
         self.cluster = cluster
         self.system_namespace = system_namespace
         self.workdir = workdir
+        self.args = args
         self.health_port = free_port()
         self.metrics_port = free_port()
         identity = f"system:serviceaccount:{system_namespace}:tau-core-controller"
@@ -107,6 +109,7 @@ class Controller:
                     "--metrics-bind-address",
                     f"127.0.0.1:{self.metrics_port}",
                     "--leader-elect",
+                    *self.args,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -147,6 +150,34 @@ class Controller:
                 self.process.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def chart_controller_args(*sets: str) -> list[str]:
+    """The controller flags the chart's Deployment renders from `--set` values, minus the ones
+    this harness sets itself (namespace, probes, leader election)."""
+    rendered = subprocess.run(
+        [
+            _helm(),
+            "template",
+            "tau-core-controller",
+            str(CHART),
+            "--show-only",
+            "templates/deployment.yaml",
+            *(arg for item in sets for arg in ("--set", item)),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    [container] = yaml.safe_load(rendered)["spec"]["template"]["spec"]["containers"]
+    own = ("--system-namespace", "--leader-elect", "--health-probe", "--metrics-bind")
+    return [arg for arg in container["args"] if not arg.startswith(own)]
+
+
+def _helm() -> str:
+    helm = shutil.which("helm")
+    assert helm, "helm is not on PATH (hack/setup installs it into .venv/bin)"
+    return helm
 
 
 def install(cluster: Any, system_namespace: str) -> None:

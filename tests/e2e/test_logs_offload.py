@@ -1,6 +1,7 @@
 """`tau logs` for a RayJob KubeRay already removed: the driver output comes back from the
 central log offload, its ADX connection discovered from the workspace's ConfigMap
-`tau-log-connection` on the local control plane.
+`tau-log-connection` on the local control plane — published by hand, and published by the
+tau-core controller from the chart's `logOffload.kusto` values.
 
 ADX and Entra ID cannot be reached from here: the query endpoint is the HTTPS stand-in of
 tests/unit/lifecycle/kusto_standin.py and the sign-in is the real azure-identity against the
@@ -14,6 +15,7 @@ import os
 from pathlib import Path
 
 import yaml
+from controller_harness import Controller, chart_controller_args, install, unique, wait_for
 from tau_cli import run_tau
 
 from hack.localcluster import LocalCluster
@@ -104,3 +106,57 @@ def test_a_malformed_published_connection_is_one_line_naming_the_configmap(
     assert done.returncode == 1 and done.stderr.count("error: ") == 1
     assert f"ConfigMap {namespace}/{keys.LOG_CONNECTION_CONFIGMAP}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_controller_publishes_the_charts_log_offload_where_tau_logs_finds_it(
+    local_cluster: LocalCluster, namespace: str, kusto, azure, tmp_path
+) -> None:
+    """Chart values → the controller's flags → ConfigMap in the workspace namespace → `tau logs`
+    with no --kusto-* flags, as the controller's own ServiceAccount RBAC allows."""
+    _table(kusto, namespace)
+    system = unique("tau-sys")
+    install(local_cluster, system)
+    kusto_values = "logOffload.kusto"
+    args = chart_controller_args(
+        f"{kusto_values}.endpoint={kusto.url}", f"{kusto_values}.cluster=aks-eus-1"
+    )
+    (tmp_path / "controller").mkdir()
+    controller = Controller(local_cluster, system, tmp_path / "controller", tuple(args))
+    controller.start()
+    workspace = {
+        "apiVersion": "tau.azure.com/v1alpha1",
+        "kind": "TauWorkspace",
+        "metadata": {"name": "logs", "namespace": system},
+        "spec": {
+            "authorization": {"mode": "cluster-wide"},
+            "queue": "jobqueue",
+            "target": {"namespace": namespace},
+        },
+    }
+    try:
+        local_cluster.kubectl("apply", "-f", "-", input=json.dumps(workspace))
+
+        def published() -> bool:
+            done = local_cluster.kubectl(
+                "get", "configmap", keys.LOG_CONNECTION_CONFIGMAP, "-n", namespace, check=False
+            )
+            return done.returncode == 0
+
+        wait_for(f"ConfigMap {keys.LOG_CONNECTION_CONFIGMAP} (log: {controller.log})", published)
+        done = _logs(local_cluster, namespace, tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines() == ["Number of trials: 6", "Best config: {'lr': 0.01}"]
+        assert kusto.url in done.stderr
+        [query] = kusto.queries
+        assert query["db"] == "Logs"
+        assert query["properties"]["Parameters"]["tau_cluster"] == "aks-eus-1"
+
+        # Deleted by mistake: the controller watches what it owns and puts it back.
+        local_cluster.kubectl("delete", "configmap", keys.LOG_CONNECTION_CONFIGMAP, "-n", namespace)
+        wait_for("the deleted ConfigMap restored", published, timeout=15)
+    finally:
+        local_cluster.kubectl(
+            "delete", "workspaces.tau.azure.com", "logs", "-n", system, "--timeout=60s",
+            check=False,
+        )  # fmt: skip
+        controller.stop()

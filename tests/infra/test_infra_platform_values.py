@@ -220,3 +220,26 @@ def test_without_a_recorder_the_portal_keeps_the_local_history_source(
 ):
     documents = render(offline_chart, release_values["adx-without-recorder"], tmp_path)
     assert _flag(_args(documents, "tau-portal"), "source") == "local"
+
+
+def test_an_adx_stack_publishes_its_logs_database_to_every_workspace(
+    runs, release_values, offline_chart, tmp_path
+):
+    """The controller the release runs is told the stack's ADX endpoint, its Logs database and
+    the AKS name (adx-mon's cluster), which it writes as each workspace's tau-log-connection."""
+    from tau.controller.__main__ import parse
+    from tau.lifecycle.offload import LogOffload
+
+    outputs = runs("ci-preview").outputs
+    documents = render(offline_chart, release_values["ci-preview"], tmp_path)
+    assert parse(_args(documents, "tau-core-controller")).log_offload == LogOffload(
+        outputs["cluster_name"], outputs["adx_endpoint"], "Logs"
+    )
+
+
+@pytest.mark.parametrize("case", ["aks-gpu", "dev"])
+def test_a_stack_without_adx_publishes_no_log_connection(
+    release_values, offline_chart, tmp_path, case
+):
+    args = _args(render(offline_chart, release_values[case], tmp_path), "tau-core-controller")
+    assert not [arg for arg in args if arg.startswith("--log-offload-")]

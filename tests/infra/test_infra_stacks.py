@@ -486,8 +486,15 @@ def test_adx_alone_does_not_enable_the_lifecycle_recorder():
     names = {item.name for item in run.registrations}
     assert "lifecycle-recorder-identity" not in names
     assert "adx-taugrid-lifecycle-recorder-ingestor" not in names
-    core = run.named("platform-release").inputs["values"]["taugrid-core"]
+    values = run.named("platform-release").inputs["values"]
+    core = values["taugrid-core"]
     assert "lifecycleRecorder" not in core
+    # The log offload connection needs ADX (and adx-mon), not the recorder.
+    assert values["tau-core-controller"]["logOffload"]["kusto"] == {
+        "endpoint": run.outputs["adx_endpoint"],
+        "database": "Logs",
+        "cluster": run.outputs["cluster_name"],
+    }
     assert core["portal"]["serviceAccount"]["annotations"] == {
         "azure.workload.identity/client-id": client_id("taugrid-portal-adx")
     }
@@ -593,6 +600,13 @@ def test_platform_values_wire_adx_and_the_workload_identities(runs):
             }
         },
         "rbac": {"create": True},
+    }
+    # Every workspace namespace gets the Logs database as its `tau logs` offload connection;
+    # the rows' Cluster is the AKS name adx-mon is installed with.
+    assert values["tau-core-controller"] == {
+        "logOffload": {
+            "kusto": {"endpoint": endpoint, "database": "Logs", "cluster": "taugrid-ci-preview"}
+        }
     }
     assert values["components"] == {"gpuMonitoring": {"enabled": True}}
 
