@@ -175,6 +175,8 @@ LOG_OFFLOAD_TABLE = "ContainerLogs"
 LOG_CONNECTION_CONFIGMAP = "tau-log-connection"
 LOG_CONNECTION_KEY = "connection.json"
 LOG_CONNECTION_SCHEMA = "tau.logs.connection.v1"
+# The chart values the platform declares the connection in; the controller publishes them.
+LOG_OFFLOAD_VALUES = "tau-core-controller.logOffload.kusto"
 
 # --- Serving (tau serve: tau/serving, tau/render/rayservice.py, tau/render/deployment.py) ---
 

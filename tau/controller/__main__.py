@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 
+from tau import keys
 from tau.controller.operator import Options, run
 from tau.controller.workspace import DEFAULT_POD_SECURITY, POD_SECURITY_LEVELS
 from tau.errors import TauError, UsageError
@@ -19,7 +20,7 @@ LOG_OFFLOAD_FLAGS = {
     "database": "--log-offload-database",
     "cluster": "--log-offload-cluster",
 }
-LOG_OFFLOAD_OWNER = "platform operator (chart values tau-core-controller.logOffload.kusto)"
+LOG_OFFLOAD_OWNER = f"platform operator (chart values {keys.LOG_OFFLOAD_VALUES})"
 
 
 def parse(argv: list[str] | None = None) -> Options:

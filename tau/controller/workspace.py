@@ -61,7 +61,6 @@ SERVICE_ACCOUNT_READY = "ServiceAccountReady"
 SERVICE_ACCOUNT_NOT_READY = "ServiceAccountNotReady"
 LOG_CONNECTION_PUBLISHED = "LogConnectionPublished"
 LOG_CONNECTION_NOT_PUBLISHED = "LogConnectionNotPublished"
-LOG_OFFLOAD_VALUES = "tau-core-controller.logOffload.kusto"
 
 
 class ReconcileError(Exception):
@@ -522,7 +521,8 @@ class WorkspaceReconciler:
             keys.COND_LOG_CONNECTION_READY,
             "Unknown",
             NOT_CONFIGURED,
-            f"the platform publishes no log offload connection (chart value {LOG_OFFLOAD_VALUES})",
+            "the platform publishes no log offload connection"
+            f" (chart values {keys.LOG_OFFLOAD_VALUES})",
             generation,
         )
 

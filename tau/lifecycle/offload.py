@@ -139,8 +139,9 @@ def connection(flags: LogOffload, published: LogOffload, namespace: str) -> LogO
     if missing:
         raise UsageError(
             f"reading the central log offload needs {', '.join(missing)}",
-            hint=f"pass {', '.join(_FLAGS.values())}, or ask the platform team to publish "
-            f"ConfigMap {keys.LOG_CONNECTION_CONFIGMAP} in namespace {namespace}",
+            hint=f"pass {', '.join(_FLAGS.values())}, or ask the platform team to set chart "
+            f"values {keys.LOG_OFFLOAD_VALUES}, which publishes ConfigMap "
+            f"{keys.LOG_CONNECTION_CONFIGMAP} in namespace {namespace}",
             owner="researcher: --kusto-* flags",
         )
     return chosen

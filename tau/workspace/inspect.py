@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tau import keys
 from tau.connection import (
     PLATFORM,
     READINESS,
@@ -40,7 +41,7 @@ CONDITION_ACTIONS = {
         "workloads that use Azure Workload Identity",
     ),
     "LogConnectionReady": (
-        "platform operator (chart values tau-core-controller.logOffload.kusto)",
+        f"platform operator (chart values {keys.LOG_OFFLOAD_VALUES})",
         "diagnostic only: set the log offload values, or remove the tau-log-connection "
         "ConfigMap the controller refuses to adopt; until then `tau logs` needs --kusto-* flags "
         "for removed runs",

@@ -208,6 +208,7 @@ def test_an_incomplete_connection_names_every_missing_flag() -> None:
         connection(LogOffload(endpoint="https://logs.kusto.windows.net"), LogOffload(), NS)
     line = raised.value.one_line()
     assert "--kusto-cluster, --kusto-database" in line and "tau-log-connection" in line
+    assert "chart values tau-core-controller.logOffload.kusto" in line  # where it is published
 
 
 def test_a_removed_rayjob_is_read_from_the_offload_after_a_note_to_the_caller(
