@@ -9,21 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from tau.cli.options import context_option, namespace_option, workspace_option
-from tau.cli.run_lifecycle import (
-    ALL_CONTAINERS,
-    CONTAINER,
-    FOLLOW,
-    KUSTO_CLUSTER,
-    KUSTO_DATABASE,
-    KUSTO_ENDPOINT,
-    PREFIX,
-    PREVIOUS,
-    TAIL,
-    TIMESTAMPS,
-    discover_logs,
-    log_options,
-)
+from tau.cli.run_lifecycle import logs_verb
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -32,7 +18,7 @@ app = typer.Typer(
 )
 
 
-@app.command(
+app.command(
     help="Print a run's logs (Job pods, or a RayJob's driver via its head pod).\n\n"
     "A local run (`tau run TARGET --local`) prints its current attempt's log.\n\n"
     "\b\n"
@@ -44,31 +30,4 @@ app = typer.Typer(
     "Once KubeRay has deleted a RayJob's head pod, its driver output is read from the central\n"
     "log offload (ADX Logs.ContainerLogs). --kusto-cluster, --kusto-endpoint and\n"
     "--kusto-database each override the workspace's ConfigMap tau-log-connection."
-)
-def logs(
-    name: str = typer.Argument(..., metavar="NAME", help="Run name."),
-    follow: bool = FOLLOW,
-    tail: int = TAIL,
-    container: str = CONTAINER,
-    all_containers: bool = ALL_CONTAINERS,
-    previous: bool = PREVIOUS,
-    timestamps: bool = TIMESTAMPS,
-    prefix: bool = PREFIX,
-    kusto_cluster: str = KUSTO_CLUSTER,
-    kusto_endpoint: str = KUSTO_ENDPOINT,
-    kusto_database: str = KUSTO_DATABASE,
-    namespace: str = namespace_option(),
-    workspace: str = workspace_option(),
-    context: str = context_option(),
-) -> None:
-    opts = log_options(
-        container,
-        all_containers,
-        previous,
-        timestamps,
-        prefix,
-        tail,
-        follow,
-        (kusto_cluster, kusto_endpoint, kusto_database),
-    )
-    discover_logs(name, opts, namespace=namespace, workspace=workspace, context=context)
+)(logs_verb(discover=True))

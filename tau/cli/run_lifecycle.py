@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import click
@@ -233,49 +233,44 @@ def log_options(
     )
 
 
-def logs(
-    name: str = NAME,
-    follow: bool = FOLLOW,
-    tail: int = TAIL,
-    container: str = CONTAINER,
-    all_containers: bool = ALL_CONTAINERS,
-    previous: bool = PREVIOUS,
-    timestamps: bool = TIMESTAMPS,
-    prefix: bool = PREFIX,
-    kusto_cluster: str = KUSTO_CLUSTER,
-    kusto_endpoint: str = KUSTO_ENDPOINT,
-    kusto_database: str = KUSTO_DATABASE,
-    namespace: str = namespace_option(),
-    workspace: str = workspace_option(),
-    context: str = context_option(),
-    local: bool = LOCAL,
-) -> None:
-    """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod (from the
-    central log offload once the head pod is gone)."""
-    opts = log_options(
-        container,
-        all_containers,
-        previous,
-        timestamps,
-        prefix,
-        tail,
-        follow,
-        (kusto_cluster, kusto_endpoint, kusto_database),
-    )
-    backend(name, local, route(context, namespace, workspace)).logs(name, opts, terminal())
+def logs_verb(*, discover: bool) -> Callable[..., None]:
+    """`tau run logs` (the compatibility path) reads the run its route flags lead to; `tau
+    logs` (`discover`) without route flags also searches every cached workspace connection.
+    Both come from here so that they keep one set of flags."""
 
+    def logs(
+        name: str = NAME,
+        follow: bool = FOLLOW,
+        tail: int = TAIL,
+        container: str = CONTAINER,
+        all_containers: bool = ALL_CONTAINERS,
+        previous: bool = PREVIOUS,
+        timestamps: bool = TIMESTAMPS,
+        prefix: bool = PREFIX,
+        kusto_cluster: str = KUSTO_CLUSTER,
+        kusto_endpoint: str = KUSTO_ENDPOINT,
+        kusto_database: str = KUSTO_DATABASE,
+        namespace: str = namespace_option(),
+        workspace: str = workspace_option(),
+        context: str = context_option(),
+        local: bool = LOCAL,
+    ) -> None:
+        """Print a run's logs: the Job's pods, or a RayJob's driver via its head pod (from the
+        central log offload once the head pod is gone)."""
+        opts = log_options(
+            container,
+            all_containers,
+            previous,
+            timestamps,
+            prefix,
+            tail,
+            follow,
+            (kusto_cluster, kusto_endpoint, kusto_database),
+        )
+        chosen = backend(name, local, route(context, namespace, workspace))
+        chosen.logs(name, opts, terminal(), discover=discover)
 
-def discover_logs(
-    name: str,
-    opts: LogOptions,
-    *,
-    namespace: str,
-    workspace: str,
-    context: str,
-) -> None:
-    """`tau logs`: with no route flags, search the connected workspace then cached ones."""
-    chosen = backend(name, False, route(context, namespace, workspace))
-    chosen.logs(name, opts, terminal(), discover=True)
+    return logs
 
 
 def cancel(
@@ -318,7 +313,7 @@ def cancel(
 def register(app: typer.Typer) -> None:
     app.command("status")(status)
     app.command("list")(list_)
-    app.command("logs")(logs)
+    app.command("logs")(logs_verb(discover=False))
     app.command("cancel")(cancel)
     app.command("resume")(resume)
     app.command("get")(get)

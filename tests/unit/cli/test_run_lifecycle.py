@@ -4,6 +4,7 @@ line naming the flag), through the installed `tau` console script."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,15 @@ def test_every_lifecycle_verb_is_listed_and_logs_is_a_root(tmp_path):
     for flag in ("--container", "--all-containers", "--previous", "--timestamps", "--prefix",
                  "--tail", "--follow", "--workspace", "--context"):  # fmt: skip
         assert flag in logs_help
+
+
+def test_tau_logs_takes_the_same_flags_as_its_compatibility_path_tau_run_logs(tmp_path):
+    def flags(*args: str) -> set[str]:
+        shown = tau(*args, "--help", cwd=tmp_path, columns="200").stdout
+        return set(re.findall(r"(?m)^  (?:-\w, )?(--[\w-]+)", shown))
+
+    assert flags("logs") == flags("run", "logs")
+    assert {"--follow", "--kusto-endpoint", "--workspace", "--local"} <= flags("logs")
 
 
 @pytest.mark.parametrize("verb", ["status", "list", "get", "cancel", "resume", "history", "logs"])
