@@ -18,6 +18,8 @@ from tau.cli.output import check_output, emit, output_option, print_table
 from tau.errors import RuntimeFailure, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pydantic import BaseModel
 
     from tau.data.records import DatasetAlias, DatasetRecord, ModelAlias, ModelRecord
@@ -125,6 +127,15 @@ def _tags(pairs: list[str]) -> dict[str, str]:
 
 def _dump(record: BaseModel) -> dict[str, Any]:
     return record.model_dump(mode="json", exclude_none=True, by_alias=True)
+
+
+def _emit_ref(output: str, ref: str, record: BaseModel, table: Callable[[], None]) -> None:
+    """`-o ref`, the default of the verbs that answer with one version or run, prints only
+    the reference a script captures (NAME@VERSION, MODEL@RUN); any other -o, the record."""
+    if output == "ref":
+        click.echo(ref)
+        return
+    emit(_dump(record), output, table=table)
 
 
 # --- datasets -----------------------------------------------------------------------------
@@ -317,10 +328,7 @@ def dataset_alias_get(
     found = datasets.get_alias(
         _root(ctx, registry, pvc, context, namespace, datasets.SCOPE), name, alias
     )
-    if output == "ref":
-        click.echo(f"{found.name}@{found.version}")
-        return
-    emit(_dump(found), output, table=lambda: _dataset_alias_row(found))
+    _emit_ref(output, f"{found.name}@{found.version}", found, lambda: _dataset_alias_row(found))
 
 
 @dataset_app.command(
@@ -690,10 +698,7 @@ def model_best(
         raise UsageError("--direction must be one of: lower, higher")
     root = _root(ctx, registry, pvc, context, namespace, models.SCOPE)
     row = models.best(root, model, metric=metric or None, direction=direction or None)
-    if output == "ref":
-        click.echo(f"{row.model}@{row.run}")
-        return
-    emit(_dump(row), output, table=lambda: _model_rows([row], metric))
+    _emit_ref(output, f"{row.model}@{row.run}", row, lambda: _model_rows([row], metric))
 
 
 @model_alias_app.command("set", help="Point MODEL:ALIAS at an indexed RUN.")
@@ -717,10 +722,7 @@ def model_alias_set(
     segment("run", run)
     root = _root(ctx, registry, pvc, context, namespace, models.SCOPE)
     moved = models.set_alias(root, model, alias, run)
-    if output == "ref":
-        click.echo(f"{moved.model}@{moved.run}")
-        return
-    emit(_dump(moved), output, table=lambda: _model_alias_row(moved))
+    _emit_ref(output, f"{moved.model}@{moved.run}", moved, lambda: _model_alias_row(moved))
 
 
 @model_alias_app.command("get", help="Print the run MODEL:ALIAS points at (MODEL@RUN).")
@@ -740,10 +742,7 @@ def model_alias_get(
     found = models.get_alias(
         _root(ctx, registry, pvc, context, namespace, models.SCOPE), model, alias
     )
-    if output == "ref":
-        click.echo(f"{found.model}@{found.run}")
-        return
-    emit(_dump(found), output, table=lambda: _model_alias_row(found))
+    _emit_ref(output, f"{found.model}@{found.run}", found, lambda: _model_alias_row(found))
 
 
 @model_index_app.command(
