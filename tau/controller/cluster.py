@@ -1,7 +1,9 @@
 """TauCluster reconciler: node labels, workload-profile resolution, capability conditions.
 
 Only the singleton `cluster` does work. Profile resolution is read-only in both modes; node
-labels are patched only in Reconcile mode. Status is rewritten only when it changes.
+labels are patched only in Reconcile mode. Status is rewritten only when it changes. A pass
+reads Nodes and the Kueue objects from the watch-fed `ClusterInputs` (cache.py), so a pass
+that changes nothing sends one GET (the TauCluster) and no write.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,6 +20,7 @@ from tau import keys
 from tau.api.cluster import SINGLETON_NAME, TauClusterSpec
 from tau.api.meta import dump
 from tau.controller import kubeapi as k
+from tau.controller.cache import ClusterInputs
 from tau.controller.conditions import (
     Condition,
     condition,
@@ -25,13 +28,16 @@ from tau.controller.conditions import (
     semantically_equal,
 )
 from tau.controller.nodes import plan_nodes, rule_conflicts, rule_problems
-from tau.controller.profiles import World, multikueue_condition, resolve_profile_set
-from tau.kube.errors import KubeError, NotFoundError
-from tau.kube.resources import Resource
+from tau.controller.profiles import multikueue_condition, resolve_profile_set
+from tau.kube.errors import KubeError
 
 log = logging.getLogger(__name__)
 
 REQUEUE = 600.0
+SYNC_WAIT = 0.5  # until every input type is listed once
+# Node patches in flight: labelling a new pool of hundreds of nodes waits on API round trips,
+# not on this process.
+PATCH_CONCURRENCY = 8
 CONDITION_ORDER = (
     keys.COND_NODES_READY,
     keys.COND_WORKLOAD_PROFILES_READY,
@@ -226,28 +232,14 @@ def mode_conditions(
     return conds, "Degraded" if failed else "Pending"
 
 
-class _ClientWorld:
-    """`World` over the API client: missing objects are None."""
-
-    def __init__(self, client: k.ControllerClient) -> None:
-        self.client = client
-
-    def get(self, resource: Resource, name: str, namespace: str = "") -> dict[str, Any] | None:
-        try:
-            return self.client.get_or_none(resource, name, namespace)
-        except NotFoundError:
-            return None  # the API type itself is not served (e.g. Kueue not installed)
-
-    def list(self, resource: Resource) -> list[dict[str, Any]]:
-        return self.client.list(resource)
-
-
 class ClusterReconciler:
-    def __init__(self, client: k.ControllerClient) -> None:
+    def __init__(self, client: k.ControllerClient, inputs: ClusterInputs) -> None:
         self.client = client
-        self.world: World = _ClientWorld(client)
+        self.inputs = inputs
 
     def reconcile(self, name: str) -> float | None:
+        if not self.inputs.synced():
+            return SYNC_WAIT
         obj = self.client.get_or_none(k.TAU_CLUSTERS, name)
         if obj is None:
             return None
@@ -256,6 +248,15 @@ class ClusterReconciler:
         if not semantically_equal(previous, status):
             self.client.replace(k.TAU_CLUSTERS, {**obj, "status": status}, subresource="status")
         return REQUEUE
+
+    def _label(self, patch: tuple[str, dict[str, str]]) -> tuple[str, str]:
+        """Merge-patch one node's missing labels; (node, error message or "")."""
+        name, labels = patch
+        try:
+            self.client.patch(k.NODES, name, {"metadata": {"labels": labels}})
+        except KubeError as error:
+            return name, error.message
+        return name, ""
 
     def compute_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj["metadata"]
@@ -277,27 +278,28 @@ class ClusterReconciler:
         mode = spec.get("managementMode") or "Observe"
         nodes, list_error = None, ""
         try:
-            nodes = self.client.list(k.NODES)
+            nodes = self.inputs.list(k.NODES)
         except KubeError as error:
             list_error = error.message
         node_conds, counts, patches, failed = node_outcome(spec, nodes, list_error, generation)
         if not node_conds:
             errors = []
             if mode == "Reconcile":
-                for node_name, labels in sorted(patches.items()):
-                    try:
-                        self.client.patch(k.NODES, node_name, {"metadata": {"labels": labels}})
+                with ThreadPoolExecutor(PATCH_CONCURRENCY) as pool:
+                    outcomes = pool.map(self._label, sorted(patches.items()))
+                for node_name, problem in outcomes:
+                    if problem:
+                        errors.append(f"node {node_name}: {problem}")
+                    else:
                         counts["ready"] += 1
                         counts["drifted"] -= 1
-                    except KubeError as error:
-                        errors.append(f"node {node_name}: {error.message}")
             failed = bool(errors)
             node_conds = finish_node_conditions(counts, errors, generation)
         status["nodes"] = counts
 
-        multikueue = multikueue_condition(self.world, generation)
+        multikueue = multikueue_condition(self.inputs, generation)
         profiles, profiles_cond = resolve_profile_set(
-            spec, self.world, multikueue, generation, previous.get("workloadProfiles")
+            spec, self.inputs, multikueue, generation, previous.get("workloadProfiles")
         )
         status["workloadProfiles"] = profiles
 
@@ -315,14 +317,3 @@ class ClusterReconciler:
         status["phase"] = phase
         status["conditions"] = merge_conditions(previous.get("conditions"), ordered)
         return status
-
-
-def node_event_matters(
-    event_type: str | None,
-    old_labels: Mapping[str, str] | None,
-    new_labels: Mapping[str, str] | None,
-) -> bool:
-    """Node create/delete always matters; an update only when its labels changed."""
-    if event_type in ("ADDED", "DELETED", None):
-        return True
-    return (old_labels or {}) != (new_labels or {})

@@ -1,7 +1,10 @@
-"""The controller's API access: `tau.kube.KubeClient` plus in-cluster config and PUT.
+"""The controller's API access: `tau.kube.KubeClient` plus in-cluster config, PUT, and a
+count of its requests.
 
 Inside a pod the controller authenticates with its ServiceAccount token; anywhere else it
-uses a kubeconfig like every other tau component.
+uses a kubeconfig like every other tau component. Its requests, counted by Kubernetes verb and
+resource, are `tau_controller_api_requests_total` on /metrics: how an operator (and the
+benchmark) sees that an idle controller lists nothing and writes nothing.
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from tau import keys
-from tau.kube import KubeClient
 from tau.kube.errors import ConflictError, NotFoundError
+from tau.kube.informer import CountingClient
 from tau.kube.resources import (
     ADMISSION_CHECKS,
     CLUSTER_QUEUES,
@@ -64,7 +67,7 @@ __all__ = [
 ]
 
 
-class ControllerClient(KubeClient):
+class ControllerClient(CountingClient):
     def _load(self) -> Configuration:
         """Inside a pod (no kubeconfig given) the ServiceAccount wins, even over a
         ~/.kube/config baked into the image."""

@@ -103,11 +103,15 @@ def plan_nodes(
 ) -> NodePlan:
     """Which selected, matching nodes lack labels (their missing labels) and which are ready."""
     plan = NodePlan()
+    by_size: dict[str, tuple[dict[str, str], bool]] = {}  # a fleet has a handful of VM sizes
     for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         if not selected(node, selector):
             continue
         labels = node["metadata"].get("labels") or {}
-        wanted, clash = desired_labels(rules, labels.get(keys.INSTANCE_TYPE_LABEL, ""))
+        size = labels.get(keys.INSTANCE_TYPE_LABEL, "")
+        if size not in by_size:
+            by_size[size] = desired_labels(rules, size)
+        wanted, clash = by_size[size]
         if not wanted:
             continue
         plan.observed += 1

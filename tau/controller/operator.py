@@ -1,8 +1,10 @@
 """kopf wiring: watches feed the work queue; workers call the reconcilers.
 
 Handlers only translate watch events into queue keys, so every decision stays in the
-reconciler modules. kopf owns watching, reconnects and API discovery; the queue gives each
-object controller-runtime semantics (one reconcile at a time, requeue-after, backoff).
+reconciler modules. kopf owns the watches of the objects the controller writes, reconnects
+and API discovery; the TauCluster's inputs (Nodes, Kueue and scheduling objects) are watched
+by the informers of `ClusterInputs`, which also serve its reads. The queue gives each object
+controller-runtime semantics (one reconcile at a time, requeue-after, backoff).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from aiohttp import web
 from tau import keys
 from tau.api.meta import GROUP, VERSION
 from tau.controller import kubeapi as k
-from tau.controller.cluster import ClusterReconciler, node_event_matters
+from tau.controller.cache import ClusterInputs
+from tau.controller.cluster import ClusterReconciler
 from tau.controller.leader import RENEW_SECONDS, LeaderElector
 from tau.controller.quota import QuotaReconciler
 from tau.controller.workqueue import WorkQueue, worker
@@ -30,16 +33,7 @@ from tau.lifecycle.offload import LogOffload
 log = logging.getLogger(__name__)
 
 WORKERS = 2
-# Objects whose changes can change TauCluster profile resolution.
-CLUSTER_INPUTS = (
-    k.LOCAL_QUEUES,
-    k.CLUSTER_QUEUES,
-    k.RESOURCE_FLAVORS,
-    k.TOPOLOGIES,
-    k.WORKLOAD_PRIORITY_CLASSES,
-    k.PRIORITY_CLASSES,
-    k.ADMISSION_CHECKS,
-)
+CLUSTER_KEY = ("cluster", "cluster")
 
 # Objects the workspace reconciler owns, watched so drift is repaired without waiting.
 OWNED = (k.LOCAL_QUEUES, k.ROLE_BINDINGS, k.SERVICE_ACCOUNTS, k.CONFIG_MAPS)
@@ -57,7 +51,6 @@ class Options:
 
 def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
-    node_labels: dict[str, dict[str, str]] = {}
 
     @kopf.on.login(registry=registry)
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
@@ -97,23 +90,7 @@ def build_registry(queue: WorkQueue, system_namespace: str) -> kopf.OperatorRegi
     def quota_event(namespace: str | None, name: str, **_: Any) -> None:
         queue.add(("quota", namespace, name))
 
-    @kopf.on.event("", "v1", "nodes", registry=registry)
-    def node_event(event: kopf.RawEvent, name: str, labels: kopf.Labels, **_: Any) -> None:
-        kind = event.get("type")
-        current = dict(labels)
-        if node_event_matters(kind, node_labels.get(name), current) or name not in node_labels:
-            queue.add(("cluster", "cluster"))
-        if kind == "DELETED":
-            node_labels.pop(name, None)
-        else:
-            node_labels[name] = current
-
-    for resource in CLUSTER_INPUTS:
-
-        @kopf.on.event(resource.group, resource.version, resource.plural, registry=registry)
-        def input_event(**_: Any) -> None:
-            queue.add(("cluster", "cluster"))
-
+    # Nodes and the other TauCluster inputs wake the queue from `ClusterInputs`' informers.
     return registry
 
 
@@ -122,7 +99,9 @@ def _split(address: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
-async def serve_probes(options: Options, state: dict[str, Any], queue: WorkQueue) -> web.AppRunner:
+async def serve_probes(
+    options: Options, state: dict[str, Any], queue: WorkQueue, client: k.ControllerClient
+) -> web.AppRunner:
     """/healthz and /readyz on the health address, /metrics on the metrics address."""
 
     async def healthz(_: web.Request) -> web.Response:
@@ -140,6 +119,11 @@ async def serve_probes(options: Options, state: dict[str, Any], queue: WorkQueue
                 f'tau_controller_{name.rsplit("_", 1)[1]}_total{{kind="{name.rsplit("_", 1)[0]}"}}'
                 f" {value}"
                 for name, value in sorted(queue.stats.items())
+            ),
+            "# TYPE tau_controller_api_requests_total counter",
+            *(
+                f'tau_controller_api_requests_total{{verb="{verb}",resource="{resource}"}} {n}'
+                for (verb, resource), n in sorted(client.kinds.items())
             ),
             f"tau_controller_queue_pending {queue.pending()}",
             f"tau_controller_leader {1 if state.get('ready') else 0}",
@@ -168,24 +152,32 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
     stop = stop or asyncio.Event()
     # Fail fast with one line when the API server cannot be reached with these credentials.
     await asyncio.to_thread(client.request, "GET", "/version", what="reach the API server")
-    await serve_probes(options, state, queue)
+    await serve_probes(options, state, queue, client)
     elector = LeaderElector(client, options.system_namespace) if options.leader_elect else None
     tasks: list[asyncio.Task[None]] = []
+    loop = asyncio.get_running_loop()
+
+    def wake(why: str) -> None:  # called from the informer threads
+        log.debug("TauCluster queued: %s", why)
+        loop.call_soon_threadsafe(queue.add, CLUSTER_KEY)
+
+    inputs = ClusterInputs(client, wake)
     try:
         if elector:
             state["standby"] = True
             await asyncio.to_thread(elector.acquire)
             state["standby"] = False
             tasks.append(asyncio.create_task(_renew(elector, stop)))
+        inputs.start()
         handlers: dict[str, Callable[..., float | None]] = {
             "workspace": WorkspaceReconciler(
                 client, options.system_namespace, options.pod_security, options.log_offload
             ).reconcile,
-            "cluster": ClusterReconciler(client).reconcile,
+            "cluster": ClusterReconciler(client, inputs).reconcile,
             "quota": QuotaReconciler(client, options.system_namespace).reconcile,
         }
         tasks += [asyncio.create_task(worker(queue, handlers)) for _ in range(WORKERS)]
-        queue.add(("cluster", "cluster"))
+        queue.add(CLUSTER_KEY)
         settings = kopf.OperatorSettings()
         settings.posting.enabled = False
         ready = asyncio.Event()
@@ -207,6 +199,7 @@ async def run(options: Options, stop: asyncio.Event | None = None) -> None:
     finally:
         for task in tasks:
             task.cancel()
+        inputs.stop()
         if elector:
             await asyncio.to_thread(elector.release)
         for runner in state.get("runners", []):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -42,9 +43,33 @@ SYNCING, SYNCED, MISSING, FORBIDDEN, FAILING = (
 )
 
 
+WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def request_kind(method: str, path: str, query: list[tuple[str, str]] | None) -> tuple[str, str]:
+    """(Kubernetes verb, resource[/subresource]) of one request, named as the API server's
+    audit log names them; a non-resource path (`/version`) is its own resource."""
+    parts = path.strip("/").split("/")
+    if parts[0] == "api":
+        rest = parts[2:]
+    elif parts[0] == "apis":
+        rest = parts[3:]
+    else:
+        return method.lower(), path
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    resource = "/".join(rest[:1] + rest[2:3])
+    if method != "GET":
+        return WRITE_VERBS.get(method, method.lower()), resource
+    if ("watch", "1") in (query or []):
+        return "watch", resource
+    return ("get" if len(rest) > 1 else "list"), resource
+
+
 class CountingClient(KubeClient):
-    """A KubeClient that counts the HTTP exchanges it makes (the benchmark's and tests'
-    measure of API-server load per page)."""
+    """A KubeClient that counts the HTTP exchanges it makes, in total and by verb and
+    resource (the benchmarks' and tests' measure of API-server load; the controller's
+    /metrics)."""
 
     def __init__(
         self,
@@ -55,6 +80,7 @@ class CountingClient(KubeClient):
     ) -> None:
         super().__init__(kubeconfig, context, timeout=timeout)
         self.requests = 0
+        self.kinds: Counter[tuple[str, str]] = Counter()
         self._count_lock = threading.Lock()
 
     def send(
@@ -72,6 +98,7 @@ class CountingClient(KubeClient):
     ) -> RESTResponse:
         with self._count_lock:
             self.requests += 1
+            self.kinds[request_kind(method, path, query)] += 1
         return super().send(
             method,
             path,
@@ -145,8 +172,18 @@ class Informer:
             return list(self.items.values())
 
     def get(self, name: str) -> JSONObject | None:
+        """By name; an all-namespaces informer of a namespaced type keys `namespace/name`."""
         with self._lock:
             return self.items.get(name)
+
+    @property
+    def all_namespaces(self) -> bool:
+        return self.resource.namespaced and not self.namespace
+
+    def key_of(self, obj: JSONObject) -> str:
+        meta = obj.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        return f"{meta.get('namespace') or ''}/{name}" if self.all_namespaces else name
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -195,7 +232,7 @@ class Informer:
             for obj in body.get("items") or []:
                 obj.setdefault("kind", self.resource.kind)
                 obj.setdefault("apiVersion", self.resource.api_version)
-                items[_key(obj)] = obj
+                items[self.key_of(obj)] = obj
             meta = body.get("metadata") or {}
             token = str(meta.get("continue") or "")
             if not token:
@@ -238,17 +275,13 @@ class Informer:
             obj.setdefault("apiVersion", self.resource.api_version)
             with self._lock:
                 if kind == "DELETED":
-                    self.items.pop(_key(obj), None)
+                    self.items.pop(self.key_of(obj), None)
                 else:
-                    self.items[_key(obj)] = obj
+                    self.items[self.key_of(obj)] = obj
                 self.generation += 1
             if self.on_change is not None:
                 self.on_change(str(kind), obj)
         return True
-
-
-def _key(obj: JSONObject) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 class ObjectCache:
@@ -291,7 +324,9 @@ class ObjectCache:
         return (resource.display, namespace if resource.namespaced else "") in self.informers
 
     def informer(self, resource: Resource, namespace: str = "") -> Informer | None:
-        return self.informers.get((resource.display, namespace if resource.namespaced else ""))
+        """The informer holding `namespace` of a type: its own, else an all-namespaces one."""
+        own = self.informers.get((resource.display, namespace if resource.namespaced else ""))
+        return own or self.informers.get((resource.display, ""))
 
     def status(self) -> list[dict[str, str]]:
         return [
@@ -304,7 +339,7 @@ class ObjectCache:
         """Every cached object of a type: of one namespace, or (namespace "") of all held."""
         if not resource.namespaced or namespace:
             found = self.informer(resource, namespace)
-            return found.snapshot() if found else []
+            return _in_namespace(found, namespace) if found else []
         return [
             obj
             for informer in self.informers.values()
@@ -319,7 +354,7 @@ class ObjectCache:
         if informer is None:
             return self.kube.get(resource, name, namespace)
         _raise_unusable(informer)
-        obj = informer.get(name)
+        obj = informer.get(f"{namespace}/{name}" if informer.all_namespaces else name)
         if obj is None:
             raise NotFoundError(f"{resource.display} {name!r} does not exist")
         return obj
@@ -340,13 +375,20 @@ class ObjectCache:
         _raise_unusable(informer)
         return [
             obj
-            for obj in informer.snapshot()
+            for obj in _in_namespace(informer, namespace)
             if matches((obj.get("metadata") or {}).get("labels") or {}, label_selector)
         ]
 
     def __getattr__(self, name: str) -> object:
         # Anything else a lifecycle reader needs (pod logs, transport) is the real client's.
         return getattr(self.kube, name)
+
+
+def _in_namespace(informer: Informer, namespace: str) -> list[JSONObject]:
+    objects = informer.snapshot()
+    if not (informer.all_namespaces and namespace):
+        return objects
+    return [o for o in objects if (o.get("metadata") or {}).get("namespace") == namespace]
 
 
 def _raise_unusable(informer: Informer) -> None:

@@ -94,6 +94,11 @@ class Controller:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        self.spawn()
+        wait_for(f"controller /readyz (log: {self.log})", self.ready, timeout=60)
+
+    def spawn(self) -> int:
+        """Start the process without waiting for it; its pid."""
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
         env.pop("KUBERNETES_SERVICE_HOST", None)
         with open(self.log, "ab") as log:
@@ -116,7 +121,7 @@ class Controller:
                 env=env,
                 cwd=self.workdir,
             )
-        wait_for(f"controller /readyz (log: {self.log})", self.ready, timeout=60)
+        return self.process.pid
 
     def _get(self, port: int, path: str) -> tuple[int, str]:
         try:
@@ -129,6 +134,9 @@ class Controller:
         assert self.process and self.process.poll() is None, self.log.read_text()[-3000:]
         return self._get(self.health_port, "/readyz")[0] == 200 and self.leading()
 
+    def healthy(self) -> bool:
+        return self._get(self.health_port, "/healthz")[0] == 200
+
     def leading(self) -> bool:
         return "tau_controller_leader 1" in self._get(self.metrics_port, "/metrics")[1]
 
@@ -137,6 +145,19 @@ class Controller:
             if line.startswith(f'tau_controller_reconciles_total{{kind="{kind}"}}'):
                 return int(line.split()[-1])
         return 0
+
+    def api_requests(self) -> dict[tuple[str, str], int]:
+        """`tau_controller_api_requests_total` by (verb, resource)."""
+        counts = {}
+        for line in self._get(self.metrics_port, "/metrics")[1].splitlines():
+            if line.startswith("tau_controller_api_requests_total{"):
+                labels = dict(
+                    part.split("=", 1) for part in line.split("{", 1)[1].split("}", 1)[0].split(",")
+                )
+                counts[(labels["verb"].strip('"'), labels["resource"].strip('"'))] = int(
+                    line.split()[-1]
+                )
+        return counts
 
     def kill(self) -> None:
         if self.process and self.process.poll() is None:

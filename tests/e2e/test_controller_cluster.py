@@ -156,13 +156,33 @@ def test_reconcile_mode_labels_nodes_and_publishes_ready_profiles(
     export_profiles(client, snapshot)
     assert load_snapshot(snapshot).profile_set_hash == profiles.profile_set_hash
 
-    # A no-op pass writes nothing.
+    # A pass with nothing to change reads the watch-fed cache and writes nothing.
     version = obj["metadata"]["resourceVersion"]
     passes = controller.reconciles("cluster")
+    sent = controller.api_requests()
     local_cluster.kubectl("label", "node", h100_node, f"e2e-touch={unique('t')}", "--overwrite")
     wait_for("another TauCluster pass", lambda: controller.reconciles("cluster") > passes)
     after = get(local_cluster, "clusters.tau.azure.com", "cluster")
     assert after["metadata"]["resourceVersion"] == version
+    grown = {k for k, n in controller.api_requests().items() if n > sent.get(k, 0)}
+    assert not {k for k in grown if k[0] == "list"}
+    assert not {k for k in grown if k[1] in ("nodes", "clusters/status") and k[0] != "get"}
+
+
+def test_a_removed_rule_label_is_put_back_by_a_node_patch(
+    local_cluster, controller, h100_node, namespace
+):
+    reconciled_with_jobqueue(local_cluster, namespace)
+    patches = controller.api_requests().get(("patch", "nodes"), 0)
+
+    local_cluster.kubectl("label", "node", h100_node, f"{keys.GPU_CLASS}-")
+
+    def restored():
+        labels = get(local_cluster, "node", h100_node)["metadata"]["labels"]
+        return labels.get(keys.GPU_CLASS) == "h100-95gb"
+
+    wait_for("the gpu-class label put back", restored, timeout=30)
+    assert controller.api_requests().get(("patch", "nodes"), 0) > patches
 
 
 def test_validate_topology_without_flags_checks_the_queues_of_every_ready_profile(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from tau.controller.cluster import (
     finish_node_conditions,
     mode_conditions,
-    node_event_matters,
     node_outcome,
 )
 from tau.controller.nodes import plan_nodes, rule_conflicts, rule_problems
@@ -124,10 +123,3 @@ def test_no_rules_and_no_matching_nodes_are_healthy():
     assert by_type(conds)["NodesReady"] == ("True", "NoNodeLabelRules")
     final = by_type(finish_node_conditions({"observed": 0, "ready": 0, "drifted": 0}, [], 1))
     assert final["NodesReady"] == ("True", "NoMatchingNodes")
-
-
-def test_node_updates_matter_only_when_labels_change():
-    assert node_event_matters("ADDED", None, {"a": "1"})
-    assert node_event_matters("DELETED", {"a": "1"}, {"a": "1"})
-    assert not node_event_matters("MODIFIED", {"a": "1"}, {"a": "1"})
-    assert node_event_matters("MODIFIED", {"a": "1"}, {"a": "2"})
