@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,12 @@ def build_demo_store(root: Path, history_dir: Path) -> Path:
         root, TrackRequest(run=RunRecord(run_id="run-c"), metrics={"nan_metric": math.nan}, step=1)
     )
     return root
+
+
+def serve_argv(store: Path, addr: str, *flags: str) -> list[str]:
+    """The real Stellar server process: `taugrid-portal experiment --store S serve --addr A`."""
+    return [sys.executable, "-m", "tau.portal", "experiment", "--store", str(store), "serve",
+            "--addr", addr, *flags]  # fmt: skip
 
 
 @pytest.fixture(scope="session")

@@ -7,9 +7,7 @@ researcher-side commands must print what the same commands print against the sto
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -18,6 +16,9 @@ import pytest
 
 from tau.cli.main import run as run_cli
 from tau.portal.cli.main import cli
+from tests.unit.closed_port import closed_port
+
+from .conftest import serve_argv
 
 WORKSPACE = "shared-research"
 
@@ -28,29 +29,11 @@ def portal(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
     return code, out.out, out.err
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def portal_url(demo_store: Path):
-    port = free_port()
+    port = closed_port()
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tau.portal",
-            "experiment",
-            "--store",
-            str(demo_store),
-            "serve",
-            "--addr",
-            f"127.0.0.1:{port}",
-            "--workspace",
-            WORKSPACE,
-        ],
+        serve_argv(demo_store, f"127.0.0.1:{port}", "--workspace", WORKSPACE),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -102,7 +85,7 @@ def test_another_workspace_is_refused_by_the_portal_in_one_line(capsys, portal_u
 
 
 def test_an_unreachable_portal_names_the_port_forward(capsys) -> None:
-    url = f"http://127.0.0.1:{free_port()}"
+    url = f"http://127.0.0.1:{closed_port()}"
     code, out, err = portal(capsys, *remote(url), "search")
     assert (code, out) == (1, "")
     assert err.count("\n") == 1 and "port-forward service/tau-portal" in err

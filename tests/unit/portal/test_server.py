@@ -16,6 +16,9 @@ from fastapi.testclient import TestClient
 
 from tau.evidence import ImportRequest, Store, import_jsonl, init_experiment
 from tau.portal.server import ServerConfig, create_app, stellar_url
+from tests.unit.closed_port import closed_port
+
+from .conftest import serve_argv
 
 # The Host a browser sends for the default bind; TestClient's own "testserver" is refused.
 LOCAL = "http://127.0.0.1:8080"
@@ -122,23 +125,9 @@ def test_a_long_series_is_downsampled_on_the_server_and_max_points_is_clamped(
 
 
 def test_the_serve_command_starts_a_server_that_answers_and_stops(demo_store: Path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tau.portal",
-            "experiment",
-            "--store",
-            str(demo_store),
-            "serve",
-            "--addr",
-            f"127.0.0.1:{port}",
-            "--default-target",
-            "demo",
-        ],
+        serve_argv(demo_store, f"127.0.0.1:{port}", "--default-target", "demo"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -244,9 +233,9 @@ def test_a_bad_addr_is_one_usage_line(demo_store: Path, addr: str) -> None:
     assert result.stderr.startswith(f"error: --addr {addr!r} must be HOST:PORT")
 
 
-def _serve_until_healthy(args: list[str], port: int) -> subprocess.Popen[str]:
+def _serve_until_healthy(argv: list[str], port: int) -> subprocess.Popen[str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "tau.portal", *args],
+        argv,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -263,11 +252,8 @@ def _serve_until_healthy(args: list[str], port: int) -> subprocess.Popen[str]:
 
 
 def test_a_wildcard_bind_warns_loudly_and_names_the_real_address(demo_store: Path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    args = ["experiment", "--store", str(demo_store), "serve", "--addr", f"0.0.0.0:{port}"]
-    server = _serve_until_healthy(args, port)
+    port = closed_port()
+    server = _serve_until_healthy(serve_argv(demo_store, f"0.0.0.0:{port}"), port)
     server.terminate()
     _, stderr = server.communicate(timeout=15)
     lines = stderr.splitlines()
@@ -280,17 +266,7 @@ def test_a_loopback_bind_says_nothing_alarming_and_port_zero_prints_the_real_por
     demo_store: Path,
 ) -> None:
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tau.portal",
-            "experiment",
-            "--store",
-            str(demo_store),
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-        ],
+        serve_argv(demo_store, "127.0.0.1:0"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
