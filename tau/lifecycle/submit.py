@@ -105,6 +105,8 @@ class Submitted:
     results: bool = False
     # The API server's Warning headers at creation (PodSecurity's, deprecations), in order.
     warnings: tuple[str, ...] = ()
+    # (directory, PVC) of a profiled run's reports, from its profile-* annotations.
+    profile: tuple[str, str] | None = None
 
 
 def new_submission_id() -> str:
@@ -432,8 +434,16 @@ def submit(prepared: Prepared) -> Submitted:
         ) from None
     annotations = workload["metadata"].get("annotations") or {}
     results = bool(annotations.get(keys.RESULT_PATH) and annotations.get(keys.RESULT_PVC))
+    path, pvc = annotations.get(keys.PROFILER_PATH), annotations.get(keys.PROFILER_PVC)
     return Submitted(
-        name, namespace, workload["kind"], submission, reused, results, tuple(warnings)
+        name,
+        namespace,
+        workload["kind"],
+        submission,
+        reused,
+        results,
+        tuple(warnings),
+        (path, pvc) if path and pvc else None,
     )
 
 
@@ -494,3 +504,12 @@ def next_steps(submitted: Submitted, target: Target) -> list[str]:
     if submitted.results:
         steps.append(f"tau run get {name} {route}")
     return [*steps, f"tau run cancel {name} {route}"]
+
+
+def profile_note(submitted: Submitted) -> str | None:
+    """Where a profiled run's reports land, so the researcher knows what to fetch from which
+    PVC once it ends (the reports outlive the pod only there)."""
+    if submitted.profile is None:
+        return None
+    path, pvc = submitted.profile
+    return f"profile artifacts: stored under {path} on PVC {pvc}"

@@ -57,7 +57,7 @@ class ClusterBackend:
         dry run's objects as the API server returned them; without it a dry run prints one
         line per object."""
         from tau.lifecycle.retry import run_retries
-        from tau.lifecycle.submit import next_steps, server_dry_run, submit
+        from tau.lifecycle.submit import next_steps, profile_note, server_dry_run, submit
         from tau.render import redact_secrets
         from tau.run.failures import policy_from
 
@@ -84,6 +84,9 @@ class ClusterBackend:
         terminal.out("Next:")
         for line in next_steps(submitted, prepared.target):
             terminal.out(f"  {line}")
+        note = profile_note(submitted)
+        if note:
+            terminal.out(note)
         policy = policy_from(plan.loaded.config, prepared.name)
         if policy is not None:
             run_retries(prepared, policy, say=terminal.err, wait=terminal.countdown)

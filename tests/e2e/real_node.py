@@ -7,6 +7,7 @@ capabilities, the runtime's seccomp profile), so tests run them in namespaces th
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from controller_harness import wait_for
@@ -160,3 +161,44 @@ def offer_real_node(ws: Workspace, profiles: dict[str, dict[str, Any]]) -> None:
     # cached readiness expires, tau refuses to go on until they review and approve the change.
     approved = run_tau("workspace", "connection", cwd=ws.repo, env=ws.env, answer="y")
     assert approved.returncode == 0, approved.stderr
+
+
+def hostpath_claim(ws: Workspace, claim: str, root: Path) -> None:
+    """PVC ``claim`` in the workspace namespace, bound to ``root`` on this machine as a
+    hostPath volume: what a pod on the real node writes there, the test reads directly.
+    Returns once it is Bound, because a pod admitted to the real flavor (topology-aware) that
+    cannot schedule is terminated by Kueue at once."""
+    root.chmod(0o777)
+    ws.cluster.apply(
+        [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {"name": f"{claim}-{ws.namespace}"},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "hostPath": {"path": str(root)},
+                    "claimRef": {"namespace": ws.namespace, "name": claim},
+                },
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": {"name": claim, "namespace": ws.namespace},
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": "",
+                    "volumeName": f"{claim}-{ws.namespace}",
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        ]
+    )
+
+    def bound() -> bool:
+        found = ws.get("pvc", claim, "-n", ws.namespace) or {}
+        return (found.get("status") or {}).get("phase") == "Bound"
+
+    wait_for(f"PVC {ws.namespace}/{claim} to be Bound to its hostPath volume", bound, 60)

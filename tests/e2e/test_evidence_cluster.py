@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from controller_harness import wait_for
 from lifecycle_env import Workspace, job_target, workspace_setup
-from real_node import expect_restricted_by_default, offer_real_node
+from real_node import expect_restricted_by_default, hostpath_claim, offer_real_node
 
 from hack.localcluster import LocalCluster
 from hack.localcluster import fixtures as fx
@@ -63,42 +63,7 @@ def ws(
 def data_dir(ws: Workspace, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The workspace data PVC, a hostPath volume this test can read directly."""
     root = tmp_path_factory.mktemp("blob-training")
-    root.chmod(0o777)
-    ws.cluster.apply(
-        [
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": f"{CLAIM}-{ws.namespace}"},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "hostPath": {"path": str(root)},
-                    "claimRef": {"namespace": ws.namespace, "name": CLAIM},
-                },
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": CLAIM, "namespace": ws.namespace},
-                "spec": {
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "volumeName": f"{CLAIM}-{ws.namespace}",
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            },
-        ]
-    )
-
-    # A pod admitted to the real flavor (topology-aware) that cannot schedule is terminated by
-    # Kueue at once, so runs start only once their claim is bound.
-    def bound() -> bool:
-        claim = ws.get("pvc", CLAIM, "-n", ws.namespace) or {}
-        return (claim.get("status") or {}).get("phase") == "Bound"
-
-    wait_for(f"PVC {ws.namespace}/{CLAIM} to be Bound to its hostPath volume", bound, 60)
+    hostpath_claim(ws, CLAIM, root)
     return root
 
 

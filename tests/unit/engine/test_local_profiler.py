@@ -34,7 +34,7 @@ def test_the_local_run_is_captured_where_the_pod_path_maps(local, tmp_path):
     bin_dir = tmp_path / "bin"
     profiler_tools.install(bin_dir)
     local.env["PATH"] = f"{bin_dir}:{local.env['PATH']}"
-    local.env[profiler_tools.LOG_ENV] = str(tmp_path / "calls.jsonl")
+    local.env[profiler_tools.LOG_ENV] = str(tmp_path / "calls.log")
     repo = project(tmp_path / "repo", "prof", CONFIG, {"train.py": TRAIN})
     result = local.tau("run", "prof", "--local", cwd=repo)
     assert result.returncode == 0, result.stderr
@@ -43,7 +43,7 @@ def test_the_local_run_is_captured_where_the_pod_path_maps(local, tmp_path):
     profile = local.data / "checkpoints" / "workflows" / name / "profile"
     assert f"profiler: rank 0 runs under nsys; reports in {profile}" in result.stderr
     assert (profile / "rank-0.nsys-rep").is_file()
-    [call] = profiler_tools.calls(tmp_path / "calls.jsonl")
+    [call] = profiler_tools.calls(tmp_path / "calls.log")
     assert call["argv"][:5] == [
         "profile",
         "--force-overwrite=true",

@@ -1,6 +1,7 @@
 """Stand-ins for NVIDIA nsys and ncu, put first on PATH so the rendered profiler stage runs.
 
-Each records its argv (one JSON line per call in `$PROFILER_STANDIN_LOG`), runs the target
+Each records its argv (one Python literal line per call in `$PROFILER_STANDIN_LOG`: the
+real-node image has only python3-minimal, which has no json), runs the target
 with `PROFILED_BY=<tool>` in its env, writes `<-o base>.<tool>-rep` as the real tools do, and
 exits with the target's code. The nsys stand-in ends the target with SIGTERM when
 `--duration` elapses, and on its own SIGTERM, and then exits 143 with the report written, as
@@ -9,19 +10,19 @@ nsys does when its capture window closes or it is stopped.
 
 from __future__ import annotations
 
-import json
+import ast
 import sys
 from pathlib import Path
 
 LOG_ENV = "PROFILER_STANDIN_LOG"
 
 _SOURCE = """#!{python}
-import json, os, signal, subprocess, sys
+import os, signal, subprocess, sys
 
 tool = os.path.basename(sys.argv[0])
 args = sys.argv[1:]
 with open(os.environ["{log_env}"], "a") as log:
-    log.write(json.dumps({{"tool": tool, "argv": args}}) + "\\n")
+    log.write(repr({{"tool": tool, "argv": args}}) + "\\n")
 if tool == "nsys":
     assert args.pop(0) == "profile", "nsys must be called as nsys profile"
 options = {{}}
@@ -63,12 +64,13 @@ finish(143 if stopped else code)
 """
 
 
-def install(bin_dir: Path) -> None:
-    """Write executable `nsys` and `ncu` stand-ins into `bin_dir`."""
+def install(bin_dir: Path, python: str = sys.executable) -> None:
+    """Write executable `nsys` and `ncu` stand-ins into `bin_dir`, run by `python` (this
+    interpreter, or the image's when they are shipped in one)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     for tool in ("nsys", "ncu"):
         path = bin_dir / tool
-        path.write_text(_SOURCE.format(python=sys.executable, log_env=LOG_ENV))
+        path.write_text(_SOURCE.format(python=python, log_env=LOG_ENV))
         path.chmod(0o755)
 
 
@@ -76,4 +78,4 @@ def calls(log: Path) -> list[dict]:
     """Every stand-in call so far: `{"tool": ..., "argv": [...]}`."""
     if not log.exists():
         return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    return [ast.literal_eval(line) for line in log.read_text().splitlines()]

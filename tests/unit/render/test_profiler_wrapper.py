@@ -70,7 +70,7 @@ def run_rank(
     env = {
         **rendered_env(intent, tmp_path),
         "PATH": f"{bin_dir}:/usr/bin:/bin",
-        profiler_tools.LOG_ENV: str(tmp_path / "calls.jsonl"),
+        profiler_tools.LOG_ENV: str(tmp_path / "calls.log"),
         "RAN_DIR": str(tmp_path / "ran"),
     }
     if rank is not None:
@@ -103,7 +103,7 @@ def test_only_the_selected_rank_runs_under_nsys_with_the_configured_window(tmp_p
         assert done.returncode == 0, done.stderr
     assert ran(tmp_path) == {"rank-0": "plain", "rank-1": "nsys", "rank-2": "plain"}
     base = out_dir(tmp_path) / "rank-1"
-    [call] = profiler_tools.calls(tmp_path / "calls.jsonl")
+    [call] = profiler_tools.calls(tmp_path / "calls.log")
     assert call["tool"] == "nsys"
     assert call["argv"][:5] == [
         "profile",
@@ -133,7 +133,7 @@ def test_rank_all_profiles_every_rank_into_the_pattern(tmp_path, shell):
     pattern = rendered_env(intent, tmp_path)[keys.ENV_PROFILE_OUT_PATTERN]
     for rank in ("0", "1"):
         assert Path(pattern.replace("<rank>", rank)).is_file()
-    calls = profiler_tools.calls(tmp_path / "calls.jsonl")
+    calls = profiler_tools.calls(tmp_path / "calls.log")
     assert [c["argv"][:5] for c in calls] == [
         ["--target-processes", "all", "-f", "-o", str(out_dir(tmp_path) / f"rank-{rank}")]
         for rank in ("0", "1")
@@ -177,7 +177,7 @@ def test_sigterm_reaches_the_workload_and_is_not_mistaken_for_the_window_end(tmp
     env = {
         **rendered_env(intent, tmp_path),
         "PATH": f"{bin_dir}:/usr/bin:/bin",
-        profiler_tools.LOG_ENV: str(tmp_path / "calls.jsonl"),
+        profiler_tools.LOG_ENV: str(tmp_path / "calls.log"),
     }
     started = tmp_path / "started"
     trainer = f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(60)\n"
@@ -204,7 +204,7 @@ def test_a_completed_capture_still_publishes_staged_outputs(tmp_path, shell):
     env = {
         **rendered_env(intent, tmp_path),
         "PATH": f"{bin_dir}:/usr/bin:/bin",
-        profiler_tools.LOG_ENV: str(tmp_path / "calls.jsonl"),
+        profiler_tools.LOG_ENV: str(tmp_path / "calls.log"),
     }
     trainer = (
         "import os, pathlib, time\n"
