@@ -6,8 +6,9 @@ labels, suspended and outside Kueue (no queue label), so they create no pods and
 Workloads and do not load the machine. Then, as the workspace's researcher, interleaved:
 `tau run list` vs `kubectl get jobs -n NS` (both tables), and `-o json` of each; medians of
 wall and CPU time, ratio against the 1.5x target. Last, one `tau run status --watch
---interval 2s` of an idle run for `--watch-seconds`, traced (every HTTP exchange counted, see
-`tests/e2e/tau_cli.py`): the requests it sent, against the refreshes it drew.
+--interval 2s --max-iterations N` of an idle run (N refreshes = `--watch-seconds`), traced
+(every HTTP exchange counted, see `tests/e2e/tau_cli.py`): the requests it sent, against
+the refreshes it drew.
 
     python bench/list.py [--runs 9] [--jobs 1000] [--watch-seconds 60] [--kubeconfig ADMIN]
 """
@@ -18,7 +19,6 @@ import argparse
 import json
 import os
 import resource
-import signal
 import statistics
 import subprocess
 import sys
@@ -135,27 +135,23 @@ def bench(cluster, runs: int, jobs: int, watch_seconds: float) -> None:
 
 
 def watch_idle(ws, env: dict[str, str], traced: str, requests_of, seconds: float) -> None:
-    """Requests of `tau run status --watch` over `seconds` of an idle run (run-0000)."""
-    watcher = subprocess.Popen(
-        [sys.executable, "-c", traced, "run", "status", "run-0000", "--watch", "--interval", "2s"],
-        cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert watcher.stdout is not None
-    header = f"watching {ws.namespace}/run-0000 every 2s"
-    if not watcher.stdout.readline().startswith(header):
-        raise SystemExit(f"tau run status --watch did not start: {watcher.stderr}")
-    time.sleep(seconds)
-    watcher.send_signal(signal.SIGINT)
-    out, err = watcher.communicate(timeout=60)
-    refreshes = 1 + out.count(header)
-    sent = requests_of(err)
+    """Requests of `tau run status --watch` over about `seconds` of an idle run (run-0000):
+    nothing changes it, so every refresh waits its full 2 s interval."""
+    refreshes = max(1, int(seconds / 2))
+    cmd = [sys.executable, "-c", traced, "run", "status", "run-0000", "--watch"]
+    cmd += ["--interval", "2s", "--max-iterations", str(refreshes)]
+    started = time.perf_counter()
+    watcher = subprocess.run(cmd, cwd=ws.repo, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - started
+    if watcher.returncode != 0:
+        raise SystemExit(f"tau run status --watch failed: {watcher.stderr}")
+    drawn = watcher.stdout.count(f"watching {ws.namespace}/run-0000 every 2s")
+    sent = requests_of(watcher.stderr)
     watches = sum("watch=1" in request for request in sent)
     print(
-        f"tau run status --watch, idle run, {seconds:.0f}s after the first screen: "
-        f"{refreshes} refreshes, {len(sent)} requests ({len(sent) - watches} LIST, "
-        f"{watches} WATCH); re-reading the snapshot at every refresh would send "
-        f"{7 * refreshes}+"
+        f"tau run status --watch --interval 2s, idle run, {elapsed:.0f}s: {drawn} refreshes, "
+        f"{len(sent)} requests ({len(sent) - watches} LIST, {watches} WATCH); re-reading the "
+        f"snapshot at every refresh would send {7 * drawn}+"
     )
     for request in sent:
         print(f"    {request}")
