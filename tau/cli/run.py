@@ -50,6 +50,8 @@ class RunGroup(TargetGroup):
     """`tau run`: the lifecycle verbs load on first use, so `tau run validate`, `schema`,
     `explain-config` and a dry-run neither import nor convert their typer definitions."""
 
+    persistent = ("project", "system_namespace")
+
     def verbs(self) -> tuple[str, ...]:
         return (*self.commands, *(verb for verb in LIFECYCLE_VERBS if verb not in self.commands))
 

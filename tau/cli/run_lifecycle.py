@@ -165,6 +165,7 @@ def status(
 
 
 def list_(
+    ctx: typer.Context,
     namespace: str = namespace_option("Namespace to list (default: from the workspace)."),
     workspace: str = workspace_option(),
     context: str = context_option(),
@@ -188,7 +189,7 @@ def list_(
     from tau.run.backend import ListRequest
 
     request = ListRequest(output=output, queue=queue, include_external=include_external)
-    chosen = backend(None, local, route(context, namespace, workspace))
+    chosen = backend(None, local, route(context, namespace, workspace, ctx))
     chosen.list(request, terminal(output, RunList))
 
 
@@ -239,6 +240,7 @@ def logs_verb(*, discover: bool) -> Callable[..., None]:
     Both come from here so that they keep one set of flags."""
 
     def logs(
+        ctx: typer.Context,
         name: str = NAME,
         follow: bool = FOLLOW,
         tail: int = TAIL,
@@ -267,13 +269,14 @@ def logs_verb(*, discover: bool) -> Callable[..., None]:
             follow,
             (kusto_cluster, kusto_endpoint, kusto_database),
         )
-        chosen = backend(name, local, route(context, namespace, workspace))
+        chosen = backend(name, local, route(context, namespace, workspace, ctx))
         chosen.logs(name, opts, terminal(), discover=discover)
 
     return logs
 
 
 def cancel(
+    ctx: typer.Context,
     name: str = NAME,
     namespace: str = namespace_option(),
     workspace: str = workspace_option(),
@@ -307,7 +310,7 @@ def cancel(
     request = CancelRequest(
         name, wait=wait, teardown_timeout=limit, interval=every, timeout=cleanup
     )
-    backend(name, local, route(context, namespace, workspace)).cancel(request, terminal())
+    backend(name, local, route(context, namespace, workspace, ctx)).cancel(request, terminal())
 
 
 def register(app: typer.Typer) -> None:
@@ -365,6 +368,7 @@ def resume(
 
 
 def get(
+    ctx: typer.Context,
     name: str = NAME,
     artifact: str = typer.Option("", "--artifact", help="One file, relative to the results."),
     path: str = typer.Option("", "--path", help="Result path (with --pvc; external Jobs)."),
@@ -389,7 +393,7 @@ def get(
     from tau.run.backend import GetRequest
 
     request = GetRequest(name, artifact=artifact, path=path, pvc=pvc, output=output)
-    chosen = backend(name, local, route(context, namespace, workspace))
+    chosen = backend(name, local, route(context, namespace, workspace, ctx))
     chosen.get(request, terminal(output, RunResults))
 
 
@@ -420,5 +424,5 @@ def history(
     check_output(output)
     from tau.cli.documents import RunHistory
 
-    chosen = backend(name, local, route(context, namespace, workspace))
+    chosen = backend(name, local, route(context, namespace, workspace, ctx))
     chosen.history(name, output, terminal(output, RunHistory))

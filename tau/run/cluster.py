@@ -41,7 +41,7 @@ class ClusterBackend:
     def __init__(self, route: Route) -> None:
         self.route = route
 
-    def target(self, *, project: str = "") -> Target:
+    def target(self) -> Target:
         from tau.connection import resolve_target
 
         route = self.route
@@ -49,7 +49,7 @@ class ClusterBackend:
             context=route.context,
             namespace=route.namespace,
             workspace=route.workspace,
-            project=project,
+            project=route.project,
         )
 
     def submit(self, plan: RunPlan, terminal: Terminal, *, output: str = "") -> None:
@@ -96,7 +96,7 @@ class ClusterBackend:
         from tau.lifecycle.snapshot import collect
 
         name = request.name
-        target = self.target(project=self.route.project)
+        target = self.target()
         kube = target.client()
 
         def fetch(reads: ObjectReader = kube) -> tuple[Snapshot, dict[str, object]]:
