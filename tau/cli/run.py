@@ -180,13 +180,14 @@ def run(
         if dry_run:
             raise UsageError("--local cannot be combined with --dry-run")
         _refuse_cluster_flags(ctx)
-    from tau.cli.run_lifecycle import backend, route, terminal
     from tau.resolve.layers import Overrides
     from tau.run.plan import Mode, plan
 
     argv = ("tau", *sys.argv[1:])
-    chosen = backend(None, local, route(context, namespace, workspace), data_root=data_root)
     if local:
+        from tau.cli.run_lifecycle import backend, route, terminal
+
+        chosen = backend(None, local, route(context, namespace, workspace), data_root=data_root)
         chosen.submit(plan(loaded, Overrides(), Mode.LOCAL, argv=argv), terminal())
         return
 
@@ -214,11 +215,13 @@ def run(
             project=project,
             argv=argv,
             system_namespace=system_namespace,
-            say=terminal().err,
+            say=lambda text: click.echo(text, err=True),
         )
         print_preview(preview, output)
         return
     from click.core import ParameterSource
+
+    from tau.cli.run_lifecycle import backend, route, terminal
 
     given = ctx.get_parameter_source("output") is ParameterSource.COMMANDLINE
     if given and not dry_run:
@@ -234,6 +237,7 @@ def run(
         system_namespace=system_namespace,
         say=terminal().err,
     )
+    chosen = backend(None, False, route(context, namespace, workspace))
     chosen.submit(live, terminal(), output=output if given else "")
 
 

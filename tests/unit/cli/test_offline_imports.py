@@ -89,6 +89,40 @@ def test_an_offline_command_imports_no_kubernetes_client(
     assert kube_modules(modules) == []
 
 
+# What only `explain-config --format text` prints through: rich's console and markup.
+RICH_BY_DESIGN = {"run explain-config text"}
+
+
+@pytest.mark.parametrize(("cwd", "args"), OFFLINE)
+def test_an_offline_command_imports_no_rich_unless_it_prints_through_it(
+    cwd: Path, args: tuple[str, ...], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Help, tables piped and plain lines are click's; rich costs more to import than tau's
+    own validate path, so it loads only where its markup is the output."""
+    code, modules = imported_by(args, cwd, tmp_path)
+    assert code == 0
+    rich = [m for m in modules if m.split(".")[0] == "rich"]
+    expected = request.node.callspec.id in RICH_BY_DESIGN
+    assert bool(rich) == expected, rich
+
+
+# `tau run` verbs that the validate and preview paths must not define, nor the engines
+# behind a submission (the local engine's run records, the cluster backend).
+LIFECYCLE = ("tau.cli.run_lifecycle", "tau.run.cluster", "tau.run.local", "tau.engine")
+
+
+@pytest.mark.parametrize(
+    ("cwd", "args"),
+    [p for p in OFFLINE if p.id and p.id.startswith(("run validate", "run TARGET dry-run"))],
+)
+def test_validate_and_client_dry_run_load_no_lifecycle_verbs_or_backends(
+    cwd: Path, args: tuple[str, ...], tmp_path: Path
+) -> None:
+    code, modules = imported_by(args, cwd, tmp_path)
+    assert code == 0
+    assert [m for m in modules if m.startswith(LIFECYCLE)] == []
+
+
 def test_scaffolding_a_repository_imports_no_kubernetes_client(tmp_path: Path) -> None:
     out = tmp_path / "demo"
     args = ("workspace", "init-repo", "demo", "--image", "ghcr.io/acme/demo:1", "--output")
