@@ -26,7 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+from benchkit import REPO, on_cluster
+
 VM_SIZE = "Standard_NC40ads_H100_v5"  # chart catalog: nc-h100-v5 / h100-95gb
 GPU_CLASS = "tau.azure.com/gpu-class"
 GPU_SERIES = "kueue.azure.com/gpu-series"
@@ -258,24 +259,10 @@ def main() -> None:
         "--keep-nodes", action="store_true", help="leave the KWOK nodes for the next run"
     )
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
-    from hack.localcluster import LocalCluster, build, start
-
-    if args.kubeconfig:
-        bench(
-            LocalCluster.from_kubeconfig(args.kubeconfig),
-            args.nodes,
-            args.idle_seconds,
-            args.keep_nodes,
-        )
-        return
-    with tempfile.TemporaryDirectory() as state:
-        print("starting a local control plane...", file=sys.stderr)
-        cluster = start(Path(state), build())
-        try:
-            bench(cluster, args.nodes, args.idle_seconds, args.keep_nodes)
-        finally:
-            cluster.stop()
+    on_cluster(
+        args.kubeconfig,
+        lambda cluster: bench(cluster, args.nodes, args.idle_seconds, args.keep_nodes),
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchkit import REPO, compile_tau, on_cluster, timed
+
 TARGETS = (
     ("quickstart Job", REPO / "examples/quickstart", "train"),
     ("torchrun 2x4 Job", REPO / "examples/torchrun", "train"),
@@ -29,28 +28,9 @@ TARGETS = (
 )
 
 
-def timed(
-    cmd: list[str], *, cwd: Path, env: dict[str, str], stdin: str | None = None
-) -> tuple[float, float]:
-    """(wall seconds, CPU seconds): CPU time is the stable number on a shared machine."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    result = subprocess.run(
-        cmd, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, check=False
-    )
-    elapsed = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{result.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return elapsed, cpu
-
-
 def bench(kubectl: Path, kubeconfig: Path, runs: int) -> None:
     tau = Path(sys.executable).parent / "tau"
-    # An installed wheel ships bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
-    # would recompile tau's modules on every run and measure the compiler instead.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tau")], check=True)
+    compile_tau()
     with tempfile.TemporaryDirectory() as config_dir:
         env = {**os.environ, "TAU_CONFIG_DIR": config_dir}
         env.pop("TAU_CONTEXT", None)
@@ -76,10 +56,10 @@ def bench(kubectl: Path, kubeconfig: Path, runs: int) -> None:
             for _ in range(runs):
                 tau_runs.append(timed(tau_cmd, cwd=cwd, env=env))
                 kubectl_runs.append(timed(kubectl_cmd, cwd=cwd, env=env, stdin=manifest))
-            tau_wall = statistics.median(wall for wall, _ in tau_runs)
-            kubectl_wall = statistics.median(wall for wall, _ in kubectl_runs)
-            tau_cpu = statistics.median(cpu for _, cpu in tau_runs)
-            kubectl_cpu = statistics.median(cpu for _, cpu in kubectl_runs)
+            tau_wall = statistics.median(run.wall for run in tau_runs)
+            kubectl_wall = statistics.median(run.wall for run in kubectl_runs)
+            tau_cpu = statistics.median(run.cpu for run in tau_runs)
+            kubectl_cpu = statistics.median(run.cpu for run in kubectl_runs)
             wall_ratios.append(tau_wall / kubectl_wall)
             cpu_ratios.append(tau_cpu / kubectl_cpu)
             print(
@@ -97,20 +77,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--kubeconfig", type=Path, help="admin kubeconfig of a running cluster")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
-    from hack.localcluster import LocalCluster, build, start
-
-    if args.kubeconfig:
-        cluster = LocalCluster.from_kubeconfig(args.kubeconfig)
-        bench(cluster.bin_dir / "kubectl", cluster.kubeconfig, args.runs)
-        return
-    with tempfile.TemporaryDirectory() as state:
-        print("starting a local control plane for kubectl's API discovery...", file=sys.stderr)
-        cluster = start(Path(state), build())
-        try:
-            bench(cluster.bin_dir / "kubectl", cluster.kubeconfig, args.runs)
-        finally:
-            cluster.stop()
+    on_cluster(
+        args.kubeconfig,
+        lambda cluster: bench(cluster.bin_dir / "kubectl", cluster.kubeconfig, args.runs),
+        " for kubectl's API discovery",
+    )
 
 
 if __name__ == "__main__":

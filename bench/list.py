@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchkit import REPO, compile_tau, on_cluster, timed
 
 
 def run_job(name: str, namespace: str) -> dict:
@@ -51,19 +50,6 @@ def run_job(name: str, namespace: str) -> dict:
     }
 
 
-def timed(cmd: list[str], *, cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall seconds, CPU seconds, stdout) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{result.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, result.stdout
-
-
 def bench(cluster, runs: int, jobs: int, watch_seconds: float) -> None:
     sys.path.insert(0, str(REPO / "tests" / "e2e"))
     from lifecycle_env import workspace_setup
@@ -72,9 +58,7 @@ def bench(cluster, runs: int, jobs: int, watch_seconds: float) -> None:
     from tau.kube import KubeClient
     from tau.kube.resources import JOBS
 
-    # An installed wheel ships bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
-    # would recompile tau's modules on every run and measure the compiler instead.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tau")], check=True)
+    compile_tau()
     tau = str(Path(sys.executable).parent / "tau")
     kubectl = str(cluster.bin_dir / "kubectl")
     admin = KubeClient(cluster.kubeconfig)
@@ -99,7 +83,7 @@ def bench(cluster, runs: int, jobs: int, watch_seconds: float) -> None:
                     [kubectl, "get", "jobs", "-n", ws.namespace, "-o", "json"],
                 ),
             }
-            listed = json.loads(timed(commands["json"][0], cwd=ws.repo, env=env)[2])
+            listed = json.loads(timed(commands["json"][0], cwd=ws.repo, env=env).stdout)
             if listed["total"] != jobs:
                 raise SystemExit(f"tau run list shows {listed['total']} runs, not {jobs}")
             for tau_cmd, kubectl_cmd in commands.values():  # warm-up
@@ -113,8 +97,9 @@ def bench(cluster, runs: int, jobs: int, watch_seconds: float) -> None:
             for label, (tau_cmd, kubectl_cmd) in commands.items():
                 rows: dict[str, list[tuple[float, float]]] = {"tau": [], "kubectl": []}
                 for _ in range(runs):
-                    rows["tau"].append(timed(tau_cmd, cwd=ws.repo, env=env)[:2])
-                    rows["kubectl"].append(timed(kubectl_cmd, cwd=ws.repo, env=env)[:2])
+                    for tool, cmd in (("tau", tau_cmd), ("kubectl", kubectl_cmd)):
+                        run = timed(cmd, cwd=ws.repo, env=env)
+                        rows[tool].append((run.wall, run.cpu))
                 wall = {t: statistics.median(r[0] for r in rows[t]) * 1000 for t in rows}
                 cpu = {t: statistics.median(r[1] for r in rows[t]) * 1000 for t in rows}
                 print(
@@ -164,21 +149,10 @@ def main() -> None:
     parser.add_argument("--watch-seconds", type=float, default=60)
     parser.add_argument("--kubeconfig", type=Path, help="admin kubeconfig of a running cluster")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
-    from hack.localcluster import LocalCluster, build, start
-
-    if args.kubeconfig:
-        bench(
-            LocalCluster.from_kubeconfig(args.kubeconfig), args.runs, args.jobs, args.watch_seconds
-        )
-        return
-    with tempfile.TemporaryDirectory() as state:
-        print("starting a local control plane...", file=sys.stderr)
-        cluster = start(Path(state), build())
-        try:
-            bench(cluster, args.runs, args.jobs, args.watch_seconds)
-        finally:
-            cluster.stop()
+    on_cluster(
+        args.kubeconfig,
+        lambda cluster: bench(cluster, args.runs, args.jobs, args.watch_seconds),
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchkit import REPO, on_cluster
+
 READ_RESOURCES = {
     "jobs",
     "rayjobs",
@@ -148,19 +149,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--kubeconfig", type=Path, help="admin kubeconfig of a running cluster")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
-    from hack.localcluster import LocalCluster, build, start
-
-    if args.kubeconfig:
-        bench(LocalCluster.from_kubeconfig(args.kubeconfig), args.runs)
-        return
-    with tempfile.TemporaryDirectory() as state:
-        print("starting a local control plane...", file=sys.stderr)
-        cluster = start(Path(state), build())
-        try:
-            bench(cluster, args.runs)
-        finally:
-            cluster.stop()
+    on_cluster(args.kubeconfig, lambda cluster: bench(cluster, args.runs))
 
 
 if __name__ == "__main__":

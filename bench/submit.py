@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchkit import REPO, Timed, compile_tau, on_cluster, timed
+
 KUBECTL_REQUEST = re.compile(
     r'verb="(GET|POST|PUT|PATCH|DELETE)" url="([^"?]+)|(GET|POST) (https://\S+)'
 )
@@ -64,21 +64,6 @@ class Admissions:
             return self.seen[name]
 
 
-def timed(cmd: list[str], *, cwd: Path, env: dict[str, str], stdin: str | None = None):
-    """(start perf_counter, wall seconds, CPU seconds, stderr) of one command."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    result = subprocess.run(
-        cmd, cwd=cwd, env=env, input=stdin, capture_output=True, text=True, check=False
-    )
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{result.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return started, wall, cpu, result.stderr
-
-
 def age_evidence(config_dir: Path) -> None:
     """Make the connection's readiness evidence 6 minutes old, so the next command
     re-verifies the workspace connection (the path of a first submission of the day)."""
@@ -106,9 +91,7 @@ def bench(cluster, runs: int) -> None:
     from tau.kube.deletion import delete
     from tau.kube.resources import JOBS
 
-    # An installed wheel ships bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
-    # would recompile tau's modules on every run and measure the compiler instead.
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "tau")], check=True)
+    compile_tau()
     tau = str(Path(sys.executable).parent / "tau")
     kubectl = str(cluster.bin_dir / "kubectl")
     admin = KubeClient(cluster.kubeconfig)
@@ -120,13 +103,13 @@ def bench(cluster, runs: int) -> None:
         env = {**ws.env, "HOME": str(Path(tmp) / "home")}
         created: list[str] = []
 
-        def submit_tau(name: str, *, traced: bool = False) -> tuple[float, float, float, str]:
+        def submit_tau(name: str, *, traced: bool = False) -> Timed:
             ws.target(name, job_target(name))
             cmd = [sys.executable, "-c", TRACED, "run", name] if traced else [tau, "run", name]
             created.append(name)
             return timed(cmd, cwd=ws.repo, env=env)
 
-        def submit_kubectl(name: str, *, verbose: bool = False) -> tuple[float, float, float, str]:
+        def submit_kubectl(name: str, *, verbose: bool = False) -> Timed:
             template = f"bench-render-{name}"
             ws.target(template, job_target(template))
             rendered = subprocess.run(
@@ -151,17 +134,17 @@ def bench(cluster, runs: int) -> None:
             for i in range(runs):
                 for tool, submit in (("tau", submit_tau), ("kubectl", submit_kubectl)):
                     name = f"sub-{tool}-{i:02d}"
-                    started, wall, cpu, _ = submit(name)
-                    rows[tool].append((admissions.wait(name) - started, wall, cpu))
+                    run = submit(name)
+                    rows[tool].append((admissions.wait(name) - run.started, run.wall, run.cpu))
                     settle(name)
             traced = {}
             for label, stale in (("fresh evidence", False), ("stale evidence", True)):
                 if stale:
                     age_evidence(Path(env["TAU_CONFIG_DIR"]))
                 name = f"req-tau-{'stale' if stale else 'fresh'}"
-                traced[label] = traced_requests(submit_tau(name, traced=True)[3])
+                traced[label] = traced_requests(submit_tau(name, traced=True).stderr)
                 settle(name)
-            kubectl_sent = kubectl_requests(submit_kubectl("req-kc", verbose=True)[3])
+            kubectl_sent = kubectl_requests(submit_kubectl("req-kc", verbose=True).stderr)
             settle("req-kc")
         finally:
             for name in created:
@@ -194,19 +177,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--kubeconfig", type=Path, help="admin kubeconfig of a running cluster")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
-    from hack.localcluster import LocalCluster, build, start
-
-    if args.kubeconfig:
-        bench(LocalCluster.from_kubeconfig(args.kubeconfig), args.runs)
-        return
-    with tempfile.TemporaryDirectory() as state:
-        print("starting a local control plane...", file=sys.stderr)
-        cluster = start(Path(state), build())
-        try:
-            bench(cluster, args.runs)
-        finally:
-            cluster.stop()
+    on_cluster(args.kubeconfig, lambda cluster: bench(cluster, args.runs))
 
 
 if __name__ == "__main__":

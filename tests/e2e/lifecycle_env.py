@@ -136,6 +136,12 @@ def tau_cluster(namespace: str) -> dict[str, Any]:
 
 def results_volume(ws: Workspace, tmp_path: Path, claim: str = "results") -> str:
     """A bound PVC for run results (the local plane has no provisioner)."""
+    hostpath_volume(ws, claim, tmp_path)
+    return claim
+
+
+def hostpath_volume(ws: Workspace, claim: str, root: Path) -> None:
+    """PVC ``claim`` in the workspace namespace, pre-bound to a hostPath volume at ``root``."""
     ws.cluster.apply(
         [
             {
@@ -146,7 +152,7 @@ def results_volume(ws: Workspace, tmp_path: Path, claim: str = "results") -> str
                     "capacity": {"storage": "1Gi"},
                     "accessModes": ["ReadWriteMany"],
                     "storageClassName": "",
-                    "hostPath": {"path": str(tmp_path)},
+                    "hostPath": {"path": str(root)},
                     "claimRef": {"namespace": ws.namespace, "name": claim},
                 },
             },
@@ -163,7 +169,6 @@ def results_volume(ws: Workspace, tmp_path: Path, claim: str = "results") -> str
             },
         ]
     )
-    return claim
 
 
 def _restore(cluster: LocalCluster, previous: dict[str, Any] | None) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from controller_harness import wait_for
-from lifecycle_env import Workspace, tau_cluster
+from lifecycle_env import Workspace, hostpath_volume, tau_cluster
 from tau_cli import run_tau
 
 from hack.localcluster import LocalCluster, wait_until
@@ -169,33 +169,7 @@ def hostpath_claim(ws: Workspace, claim: str, root: Path) -> None:
     Returns once it is Bound, because a pod admitted to the real flavor (topology-aware) that
     cannot schedule is terminated by Kueue at once."""
     root.chmod(0o777)
-    ws.cluster.apply(
-        [
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolume",
-                "metadata": {"name": f"{claim}-{ws.namespace}"},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "hostPath": {"path": str(root)},
-                    "claimRef": {"namespace": ws.namespace, "name": claim},
-                },
-            },
-            {
-                "apiVersion": "v1",
-                "kind": "PersistentVolumeClaim",
-                "metadata": {"name": claim, "namespace": ws.namespace},
-                "spec": {
-                    "accessModes": ["ReadWriteMany"],
-                    "storageClassName": "",
-                    "volumeName": f"{claim}-{ws.namespace}",
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            },
-        ]
-    )
+    hostpath_volume(ws, claim, root)
 
     def bound() -> bool:
         found = ws.get("pvc", claim, "-n", ws.namespace) or {}
