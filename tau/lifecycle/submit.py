@@ -260,7 +260,7 @@ def prepare(
     for warning in resolution.warnings:
         say(f"warning: {warning}")
     intent = resolution.intent
-    _check_local_queue(kube, intent.placement.queue, intent.namespace, ws)
+    _check_local_queue(kube, intent.placement.queue, intent.namespace)
     target = replace(target, namespace=intent.namespace)
     return Prepared(loaded, resolution, kube, target, system)
 
@@ -313,7 +313,7 @@ def _prepare_workflow(
     for warning in resolution.warnings:
         say(f"warning: {warning}")
     intent = resolution.intent
-    _check_local_queue(kube, intent.queue, intent.namespace, ws)
+    _check_local_queue(kube, intent.queue, intent.namespace)
     if intent.key_vault is not None and overrides.dry_run != "client":
         _check_secrets_store(kube, intent.namespace)
     return Prepared(loaded, resolution, kube, replace(target, namespace=intent.namespace), system)
@@ -333,14 +333,10 @@ def _check_secrets_store(kube: KubeClient, namespace: str) -> None:
         ) from None
 
 
-def _check_local_queue(
-    kube: KubeClient, queue: str, namespace: str, workspace: WorkspaceLayer
-) -> None:
-    """The workspace's own LocalQueue needs no read: the TauWorkspace just read is Ready at its
-    generation only with that queue resolved, and the controller owns (and restores) it. A
-    queue from elsewhere (a profile's default, `-n` into another namespace) is read."""
-    if (queue, namespace) == (workspace.queue, workspace.namespace):
-        return
+def _check_local_queue(kube: KubeClient, queue: str, namespace: str) -> None:
+    """Read even for the workspace's own queue: a Ready TauWorkspace does not prove its
+    LocalQueue still exists (deleted since the last reconcile), and Kueue would never admit a
+    workload whose queue is gone."""
     try:
         kube.get(LOCAL_QUEUES, queue, namespace)
     except NotFoundError as error:
