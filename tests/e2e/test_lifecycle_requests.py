@@ -1,15 +1,17 @@
 """The API requests a researcher's commands send, counted in the real CLI process.
 
 A submission reads only what the next request does not already answer: the TauWorkspace
-(once, even when the connection is re-verified first) and the TauCluster profiles, then
-creates the Job. `tau run status --watch` lists and watches instead of polling: an idle run
+(once, even when the connection is re-verified first), the TauCluster profiles and the
+LocalQueue, then creates the Job. `tau run status --watch` lists and watches instead of polling: an idle run
 costs one LIST and one WATCH per read however many times the screen refreshes, a change
-refreshes it at once, and a watch whose resourceVersion has expired (410 Gone) relists.
+refreshes it at once, a watch whose resourceVersion has expired (410 Gone) relists, and
+Ctrl-C ends it at once.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -23,11 +25,11 @@ from tau_cli import traced_popen, traced_requests
 
 from hack.localcluster import LocalCluster
 from tau.kube.informer import CountingClient, Informer
-from tau.kube.resources import JOBS
+from tau.kube.resources import LOCAL_QUEUES
 
 IDLE_SECONDS = 20
 WORKSPACES = "/apis/tau.azure.com/v1alpha1"
-LOCAL_QUEUES = "/apis/kueue.x-k8s.io/v1beta2"
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +54,7 @@ def test_a_submission_reads_the_workspace_and_its_profiles_then_creates(ws: Work
     assert submitted(ws, "req-fresh") == [
         f"GET {WORKSPACES}/namespaces/{ws.system_namespace}/workspaces/{ws.name}",
         f"GET {WORKSPACES}/clusters/cluster",
-        f"GET {LOCAL_QUEUES}/namespaces/{ws.namespace}/localqueues/jobqueue",
+        f"GET {KUEUE}/namespaces/{ws.namespace}/localqueues/jobqueue",
         f"POST /apis/batch/v1/namespaces/{ws.namespace}/jobs",
     ]
 
@@ -68,11 +70,11 @@ def test_a_reverified_connection_spares_the_submission_its_own_reads(ws: Workspa
     counts = Counter(sent)
     assert counts[f"GET {WORKSPACES}/namespaces/{ws.system_namespace}/workspaces/{ws.name}"] == 1
     # once by the verification, once by the submission: it may have been deleted in between
-    assert counts[f"GET {LOCAL_QUEUES}/namespaces/{ws.namespace}/localqueues/jobqueue"] == 2
+    assert counts[f"GET {KUEUE}/namespaces/{ws.namespace}/localqueues/jobqueue"] == 2
     assert counts["POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews"] >= 1
     assert sent[-3:] == [
         f"GET {WORKSPACES}/clusters/cluster",
-        f"GET {LOCAL_QUEUES}/namespaces/{ws.namespace}/localqueues/jobqueue",
+        f"GET {KUEUE}/namespaces/{ws.namespace}/localqueues/jobqueue",
         f"POST /apis/batch/v1/namespaces/{ws.namespace}/jobs",
     ]
 
@@ -148,14 +150,32 @@ def test_a_change_refreshes_the_watch_before_its_interval(ws: Workspace) -> None
 
 def test_a_watch_from_an_expired_resource_version_relists(ws: Workspace) -> None:
     """The API server answers 410 Gone for a resourceVersion older than its watch cache; the
-    informer then lists again instead of failing or serving stale objects."""
-    idle_job(ws, "expired")
+    informer then lists again instead of failing or serving stale objects. A custom
+    resource's watch cache starts when its CRD is established, so version 1 is always older
+    than it (a built-in type's cache starts with the API server, at version 1 on a young
+    cluster, and would replay history instead)."""
     kube = CountingClient(ws.env["KUBECONFIG"], CONTEXT)
-    informer = Informer(kube, JOBS, ws.namespace, field_selector="metadata.name=expired")
+    queue = "jobqueue"
+    informer = Informer(kube, LOCAL_QUEUES, ws.namespace, field_selector=f"metadata.name={queue}")
     informer._relist()
-    assert set(informer.items) == {"expired"}
+    assert set(informer.items) == {queue}
     informer.resource_version = "1"
     assert informer._watch_once() is False  # 410 Gone: relist
     informer._relist()
-    assert set(informer.items) == {"expired"} and informer.resource_version != "1"
+    assert set(informer.items) == {queue} and informer.resource_version != "1"
     assert kube.requests == 3
+
+
+def test_ctrl_c_ends_a_watch_at_once(ws: Workspace) -> None:
+    """The informers' long watches are open when the researcher presses Ctrl-C; the command
+    still ends at once, with one line and the shell's interrupt status."""
+    idle_job(ws, "interrupted")
+    watcher = ws.popen("run", "status", "interrupted", "--watch", "--interval", "1s")
+    assert watcher.stdout is not None
+    assert watcher.stdout.readline().startswith(f"watching {ws.namespace}/interrupted every 1s")
+    time.sleep(2)  # the watches are open
+    watcher.send_signal(signal.SIGINT)
+    _out, err = watcher.communicate(timeout=10)
+    assert watcher.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err
