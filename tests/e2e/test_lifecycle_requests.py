@@ -2,10 +2,10 @@
 
 A submission reads only what the next request does not already answer: the TauWorkspace
 (once, even when the connection is re-verified first), the TauCluster profiles and the
-LocalQueue, then creates the Job. `tau run status --watch` lists and watches instead of polling: an idle run
-costs one LIST and one WATCH per read however many times the screen refreshes, a change
-refreshes it at once, a watch whose resourceVersion has expired (410 Gone) relists, and
-Ctrl-C ends it at once.
+LocalQueue, then creates the Job. `tau run status --watch` lists and watches instead of
+polling: an idle run costs one LIST and one WATCH per read however many times the screen
+refreshes, a change refreshes it at once, a watch whose resourceVersion has expired (410
+Gone) relists, and Ctrl-C ends it at once.
 """
 
 from __future__ import annotations
