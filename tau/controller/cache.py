@@ -9,13 +9,14 @@ compared with, and written over, the object's latest resourceVersion.
 
 Events wake the reconciler only when they can change what it decides: any change of an input
 object, but of a Node only its arrival, departure or a label change (the kubelet, or KWOK,
-rewrites node status every few minutes).
+rewrites node status every few minutes), and not the label change of the reconciler's own
+patch. Nodes are held as their metadata, all a pass reads of them.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from tau.controller import kubeapi as k
@@ -52,9 +53,10 @@ class ClusterInputs:
         self._node_labels: dict[str, dict[str, str]] = {}
         self._lock = threading.Lock()
         for resource in CLUSTER_INPUTS:
-            self.cache.add(
-                resource, on_change=self._node_event if resource is k.NODES else self._event
-            )
+            if resource is k.NODES:  # a pass reads a Node's name and labels only
+                self.cache.add(resource, on_change=self._node_event, metadata_only=True)
+            else:
+                self.cache.add(resource, on_change=self._event)
 
     def start(self) -> None:
         self.cache.start()
@@ -76,6 +78,28 @@ class ClusterInputs:
 
     def list(self, resource: Resource) -> list[dict[str, Any]]:
         return self.cache.list(resource)
+
+    def expect_labels(self, patches: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        """Nodes about to be patched with these labels: the watch event each patch causes
+        (labels this pass already counts) is then no change to wake the reconciler for.
+        Returns the labels known before, for `unexpect_labels` of the patches that failed.
+        An event that came in between (someone else's change) still wakes it, as does one
+        carrying anything but the expected labels."""
+        before = {}
+        with self._lock:
+            for name, labels in patches.items():
+                known = self._node_labels.get(name)
+                if known is not None:
+                    before[name] = known
+                    self._node_labels[name] = {**known, **labels}
+        return before
+
+    def unexpect_labels(self, before: dict[str, dict[str, str]], names: Iterable[str]) -> None:
+        """These nodes' patches did not take: their labels are the ones known before."""
+        with self._lock:
+            for name in names:
+                if name in before and name in self._node_labels:
+                    self._node_labels[name] = before[name]
 
     def _event(self, kind: str, obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") or {}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from pydantic import ValidationError
@@ -249,14 +248,21 @@ class ClusterReconciler:
             self.client.replace(k.TAU_CLUSTERS, {**obj, "status": status}, subresource="status")
         return REQUEUE
 
-    def _label(self, patch: tuple[str, dict[str, str]]) -> tuple[str, str]:
-        """Merge-patch one node's missing labels; (node, error message or "")."""
-        name, labels = patch
-        try:
-            self.client.patch(k.NODES, name, {"metadata": {"labels": labels}})
-        except KubeError as error:
-            return name, error.message
-        return name, ""
+    def _label(self, patches: dict[str, dict[str, str]]) -> list[str]:
+        """Merge-patch each node's missing labels; the failures, one line per node.
+
+        The inputs expect the patched labels first, so the watch event of each patch that
+        takes (labels this pass already counts) queues no further pass.
+        """
+        before = self.inputs.expect_labels(patches)
+        outcomes = self.client.patch_each(
+            k.NODES,
+            [(name, {"metadata": {"labels": labels}}) for name, labels in sorted(patches.items())],
+            concurrency=PATCH_CONCURRENCY,
+        )
+        failed = [(name, error) for name, error in outcomes if error is not None]
+        self.inputs.unexpect_labels(before, [name for name, _ in failed])
+        return [f"node {name}: {error.message}" for name, error in failed]
 
     def compute_status(self, obj: dict[str, Any]) -> dict[str, Any]:
         meta = obj["metadata"]
@@ -283,16 +289,11 @@ class ClusterReconciler:
             list_error = error.message
         node_conds, counts, patches, failed = node_outcome(spec, nodes, list_error, generation)
         if not node_conds:
-            errors = []
+            errors = self._label(patches) if mode == "Reconcile" and patches else []
             if mode == "Reconcile":
-                with ThreadPoolExecutor(PATCH_CONCURRENCY) as pool:
-                    outcomes = pool.map(self._label, sorted(patches.items()))
-                for node_name, problem in outcomes:
-                    if problem:
-                        errors.append(f"node {node_name}: {problem}")
-                    else:
-                        counts["ready"] += 1
-                        counts["drifted"] -= 1
+                labelled = len(patches) - len(errors)
+                counts["ready"] += labelled
+                counts["drifted"] -= labelled
             failed = bool(errors)
             node_conds = finish_node_conditions(counts, errors, generation)
         status["nodes"] = counts

@@ -19,15 +19,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 from tau.jsontypes import JSONObject
 from tau.kube import AuthorizationError, KubeClient, KubeError, NotFoundError, Resource
-from tau.kube.client import CLIENT_TIMEOUT, DEFAULT_TIMEOUT_SECONDS, ClientDefault, Timeout
+from tau.kube.client import DEFAULT_TIMEOUT_SECONDS, METADATA_LIST_ONLY
 from tau.kube.stream import watch
-
-if TYPE_CHECKING:
-    from kubernetes.client.rest import RESTResponse
 
 PAGE_SIZE = 500
 WATCH_SECONDS = 240
@@ -83,33 +80,10 @@ class CountingClient(KubeClient):
         self.kinds: Counter[tuple[str, str]] = Counter()
         self._count_lock = threading.Lock()
 
-    def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        what: str,
-        query: list[tuple[str, str]] | None = None,
-        body: object = None,
-        content_type: str = "application/json",
-        accept: str = "application/json",
-        timeout: Timeout | Literal[ClientDefault.TIMEOUT] = CLIENT_TIMEOUT,
-        stream: bool = False,
-    ) -> RESTResponse:
+    def _sent(self, method: str, path: str, query: list[tuple[str, str]] | None) -> None:
         with self._count_lock:
             self.requests += 1
             self.kinds[request_kind(method, path, query)] += 1
-        return super().send(
-            method,
-            path,
-            what=what,
-            query=query,
-            body=body,
-            content_type=content_type,
-            accept=accept,
-            timeout=timeout,
-            stream=stream,
-        )
 
 
 def matches(labels: dict[str, str], selector: str) -> bool:
@@ -136,7 +110,12 @@ def matches(labels: dict[str, str], selector: str) -> bool:
 @dataclass
 class Informer:
     """One (type, namespace), optionally narrowed by selectors, kept current by LIST + WATCH
-    in a daemon thread."""
+    in a daemon thread.
+
+    With `metadata_only` the objects are their metadata (the API server's
+    PartialObjectMetadata, under the type's own kind and apiVersion): for a reader of names
+    and labels, it decodes and holds a third of a Node's JSON.
+    """
 
     kube: KubeClient
     resource: Resource
@@ -144,6 +123,7 @@ class Informer:
     on_change: Callable[[str, dict[str, Any]], None] | None = None
     label_selector: str = ""
     field_selector: str = ""
+    metadata_only: bool = False
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     state: str = SYNCING
     detail: str = ""
@@ -228,10 +208,10 @@ class Informer:
                 self.resource.path(self.namespace),
                 what=f"list {self.resource.display}",
                 query=query,
+                accept=METADATA_LIST_ONLY if self.metadata_only else "application/json",
             )
             for obj in body.get("items") or []:
-                obj.setdefault("kind", self.resource.kind)
-                obj.setdefault("apiVersion", self.resource.api_version)
+                self._typed(obj)
                 items[self.key_of(obj)] = obj
             meta = body.get("metadata") or {}
             token = str(meta.get("continue") or "")
@@ -248,6 +228,13 @@ class Informer:
                 if old.get(name) is not items.get(name):
                     self.on_change("SYNC", items.get(name) or old[name])
 
+    def _typed(self, obj: dict[str, Any]) -> None:
+        if self.metadata_only:
+            obj["kind"], obj["apiVersion"] = self.resource.kind, self.resource.api_version
+        else:
+            obj.setdefault("kind", self.resource.kind)
+            obj.setdefault("apiVersion", self.resource.api_version)
+
     def _watch_once(self) -> bool:
         """Follow one watch stream; False when the cache must be relisted (410 Gone)."""
         for event in watch(
@@ -258,6 +245,7 @@ class Informer:
             field_selector=self.field_selector,
             resource_version=self.resource_version,
             timeout_seconds=WATCH_SECONDS,
+            metadata_only=self.metadata_only,
         ):
             if self._stop.is_set():
                 return True
@@ -271,8 +259,7 @@ class Informer:
                 self.resource_version = version
             if kind == "BOOKMARK":
                 continue
-            obj.setdefault("kind", self.resource.kind)
-            obj.setdefault("apiVersion", self.resource.api_version)
+            self._typed(obj)
             with self._lock:
                 if kind == "DELETED":
                     self.items.pop(self.key_of(obj), None)
@@ -296,9 +283,13 @@ class ObjectCache:
         resource: Resource,
         namespaces: Iterable[str] = ("",),
         on_change: Callable[[str, JSONObject], None] | None = None,
+        *,
+        metadata_only: bool = False,
     ) -> None:
         for namespace in namespaces if resource.namespaced else ("",):
-            informer = Informer(self.kube, resource, namespace, on_change)
+            informer = Informer(
+                self.kube, resource, namespace, on_change, metadata_only=metadata_only
+            )
             self.informers[informer.key] = informer
 
     def start(self) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from tau.jsontypes import JSONObject
-from tau.kube.client import KubeClient
+from tau.kube.client import METADATA_ONLY, KubeClient
 from tau.kube.resources import PODS, Resource
 
 if TYPE_CHECKING:
@@ -26,13 +26,14 @@ def _open(
     query: list[tuple[str, str]],
     what: str,
     timeout: tuple[float, float] | None,
+    accept: str = "application/json, */*",
 ) -> BaseHTTPResponse:
     response = kube.send(
         "GET",
         path,
         what=what,
         query=query,
-        accept="application/json, */*",
+        accept=accept,
         timeout=timeout,
         stream=True,
     )
@@ -49,9 +50,11 @@ def watch(
     field_selector: str = "",
     resource_version: str = "",
     timeout_seconds: int = 30,
+    metadata_only: bool = False,
 ) -> Iterator[JSONObject]:
     """Watch events (`{"type", "object"}`) until the server closes the stream after
-    `timeout_seconds`; one API request however many objects change."""
+    `timeout_seconds`; one API request however many objects change. With `metadata_only`
+    each object is its metadata (a PartialObjectMetadata)."""
     query = [("watch", "1"), ("timeoutSeconds", str(max(1, int(timeout_seconds))))]
     if label_selector:
         query.append(("labelSelector", label_selector))
@@ -61,7 +64,8 @@ def watch(
         query.append(("resourceVersion", resource_version))
         query.append(("allowWatchBookmarks", "true"))
     what = f"watch {resource.display}" + (f' in namespace "{namespace}"' if namespace else "")
-    raw = _open(kube, resource.path(namespace), query, what, (5, timeout_seconds + 5))
+    accept = METADATA_ONLY if metadata_only else "application/json, */*"
+    raw = _open(kube, resource.path(namespace), query, what, (5, timeout_seconds + 5), accept)
     try:
         for line in _lines(raw):
             if line.strip():

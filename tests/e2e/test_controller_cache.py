@@ -15,6 +15,7 @@ from tau.controller.kubeapi import (
     MULTIKUEUE_CONFIGS,
     NODES,
     ControllerClient,
+    NotFoundError,
 )
 
 
@@ -87,7 +88,7 @@ def test_inputs_list_once_then_follow_watches_and_wake_only_for_what_a_pass_read
         # label: the cache takes it, the reconciler is not woken.
         wait_for("the node in the cache", lambda: wakes.about(node))
         before = len(wakes.about(node))
-        client.patch(
+        beat = client.patch(
             NODES,
             node,
             {"status": {"conditions": [{"type": "TauE2EHeartbeat", "status": "True"}]}},
@@ -95,11 +96,31 @@ def test_inputs_list_once_then_follow_watches_and_wake_only_for_what_a_pass_read
             patch_type="strategic",  # merges by condition type, as the kubelet's do
         )
 
-        def heartbeat_cached():
-            status = (inputs.get(NODES, node) or {}).get("status") or {}
-            return any(c["type"] == "TauE2EHeartbeat" for c in status.get("conditions") or [])
+        def cached(version: str):
+            meta = (inputs.get(NODES, node) or {}).get("metadata") or {}
+            return meta.get("resourceVersion") == version
 
-        wait_for("the heartbeat in the cache", heartbeat_cached)
+        # The cache holds a Node's metadata only (all a pass reads of it).
+        wait_for("the heartbeat in the cache", lambda: cached(beat["metadata"]["resourceVersion"]))
+        assert len(wakes.about(node)) == before
+        assert "status" not in inputs.get(NODES, node)
+
+        # The reconciler's own label patch, expected before it is sent, wakes nothing either;
+        # every patch is counted like any other request, a failed one typed.
+        own = {"tau.azure.com/e2e-own": "a"}
+        patches_before = client.kinds[("patch", "nodes")]
+        inputs.expect_labels({node: own})
+        absent = unique("kwok-absent")
+        outcome = dict(
+            client.patch_each(NODES, [(node, {"metadata": {"labels": own}}), (absent, {})])
+        )
+        assert outcome[node] is None and isinstance(outcome[absent], NotFoundError)
+        assert client.kinds[("patch", "nodes")] == patches_before + 2
+        labelled = client.get(NODES, node)
+        assert labelled["metadata"]["labels"]["tau.azure.com/e2e-own"] == "a"
+        wait_for(
+            "the own patch in the cache", lambda: cached(labelled["metadata"]["resourceVersion"])
+        )
         assert len(wakes.about(node)) == before
 
         local_cluster.kubectl("label", "node", node, "tau.azure.com/e2e-pool=a")
