@@ -228,7 +228,7 @@ class Informer:
                 if old.get(name) is not items.get(name):
                     self.on_change("SYNC", items.get(name) or old[name])
 
-    def _typed(self, obj: dict[str, Any]) -> None:
+    def _typed(self, obj: JSONObject) -> None:
         if self.metadata_only:
             obj["kind"], obj["apiVersion"] = self.resource.kind, self.resource.api_version
         else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ class Workspace:
         return run_tau(*args, cwd=cwd or self.repo, env=self.env, timeout=timeout)
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
+        """A running command that Ctrl-C (SIGINT) reaches as it reaches a terminal's
+        foreground job, even when the suite itself was started in the background, where
+        the shell has SIGINT ignored and every child would inherit that."""
         return subprocess.Popen(
             [TAU, *args],
             cwd=self.repo,
@@ -56,6 +60,7 @@ class Workspace:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
 
     def target(self, name: str, body: dict[str, Any]) -> Path:
