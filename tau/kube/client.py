@@ -23,7 +23,6 @@ import sys
 import threading
 import types
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal, Protocol
@@ -344,20 +343,26 @@ class KubeClient:
             if not stream:
                 response.read()  # type: ignore[no-untyped-call]  # kubernetes' RESTResponse
         except ApiException as error:
-            raise AccessError(
-                f"cannot {what} on {self.target}: TLS or transport failure talking to {self.host}",
-                hint=_first_line(str(error.reason or "")),
-            ) from None
+            raise self._tls_failure(what, str(error.reason or "")) from None
         except (urllib3.exceptions.HTTPError, OSError) as error:
-            raise UnavailableError(
-                f"cannot {what}: API server {self.host} ({self.target}) did not answer "
-                f"({type(error).__name__})",
-                hint="check the cluster is running and reachable from this machine",
-            ) from None
+            raise self._no_answer(what, error) from None
         if not 200 <= response.status < 300:
             data: bytes = response.read() or b""  # type: ignore[no-untyped-call]  # as above
             raise _translate(response.status, data, what=what, target=self.target, host=self.host)
         return response
+
+    def _tls_failure(self, what: str, reason: str) -> AccessError:
+        return AccessError(
+            f"cannot {what} on {self.target}: TLS or transport failure talking to {self.host}",
+            hint=_first_line(reason),
+        )
+
+    def _no_answer(self, what: str, error: Exception) -> UnavailableError:
+        return UnavailableError(
+            f"cannot {what}: API server {self.host} ({self.target}) did not answer "
+            f"({type(error).__name__})",
+            hint="check the cluster is running and reachable from this machine",
+        )
 
     def _sent(self, method: str, path: str, query: list[tuple[str, str]] | None) -> None:
         """Called as each HTTP exchange starts, whichever way it is sent (a counting
@@ -398,19 +403,22 @@ class KubeClient:
                 if writes is None:
                     self.patch(resource, name, patch, namespace)
                 else:
-                    self._patch_unread(writes, resource, name, patch, namespace)
+                    self._patch_unread(writes, configuration, resource, name, patch, namespace)
             except KubeError as error:
                 return name, error
             return name, None
 
         if len(patches) <= 1 or concurrency <= 1:
             return [one(item) for item in patches]
+        from concurrent.futures import ThreadPoolExecutor  # the controller's alone
+
         with ThreadPoolExecutor(min(concurrency, len(patches))) as pool:
             return list(pool.map(one, patches))
 
     def _patch_unread(
         self,
         writes: _Connections,
+        configuration: Configuration,
         resource: Resource,
         name: str,
         patch: JSONObject,
@@ -419,20 +427,13 @@ class KubeClient:
         path = resource.path(namespace, name)
         self._sent("PATCH", path, None)
         what = _describe("patch", resource, name, namespace)
-        headers = _headers(self._transport()[0], METADATA_ONLY, PATCH_CONTENT_TYPES["merge"])
+        headers = _headers(configuration, METADATA_ONLY, PATCH_CONTENT_TYPES["merge"])
         try:
             status, data = writes.exchange("PATCH", path, json.dumps(patch).encode(), headers)
         except ssl.SSLError as error:
-            raise AccessError(
-                f"cannot {what} on {self.target}: TLS or transport failure talking to {self.host}",
-                hint=_first_line(str(error)),
-            ) from None
+            raise self._tls_failure(what, str(error)) from None
         except (OSError, http.client.HTTPException) as error:
-            raise UnavailableError(
-                f"cannot {what}: API server {self.host} ({self.target}) did not answer "
-                f"({type(error).__name__})",
-                hint="check the cluster is running and reachable from this machine",
-            ) from None
+            raise self._no_answer(what, error) from None
         if not 200 <= status < 300:
             raise _translate(status, data, what=what, target=self.target, host=self.host)
 
